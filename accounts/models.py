@@ -1,0 +1,73 @@
+"""Organizations, their API keys and their audit log."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Organization(models.Model):
+    """A tenant: every product record belongs to exactly one organization."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="organization",
+        help_text="The person who signs in for this organization; empty for an agent's account.",
+    )
+    plan = models.CharField(max_length=20, default="free")
+    store_inputs = models.BooleanField(default=True)
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiKey(models.Model):
+    """An organization key (`svc_live_…`): stored as a keyed hash, listed by its visible prefix."""
+
+    SCOPE_FULL = "full"
+    SCOPE_EVALUATE = "evaluate"
+    SCOPES = [(SCOPE_FULL, "full"), (SCOPE_EVALUATE, "evaluate")]
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    scope = models.CharField(max_length=20, choices=SCOPES, default=SCOPE_FULL)
+    prefix = models.CharField(max_length=24, help_text="The first characters of the key, safe to show.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["org", "is_active"])]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+
+class AuditEvent(models.Model):
+    """A security-relevant event of one organization: keys, webhooks, rule sets, billing, rejected keys."""
+
+    id = models.BigAutoField(primary_key=True)
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="audit_events")
+    action = models.CharField(max_length=80)
+    actor = models.CharField(max_length=120, blank=True, help_text="Key prefix, 'signup', 'admin:<user>' or 'system'.")
+    target = models.CharField(max_length=200, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    ip = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["org", "-created_at", "-id"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target}"

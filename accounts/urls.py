@@ -1,0 +1,13 @@
+from django.urls import path
+
+from accounts import views
+
+urlpatterns = [
+    path("signup", views.SignupView.as_view()),
+    path("me", views.MeView.as_view()),
+    path("api-keys", views.ApiKeyListView.as_view()),
+    path("api-keys/<uuid:key_id>", views.ApiKeyDetailView.as_view()),
+    path("org", views.OrgView.as_view()),
+    path("org/claim", views.OrgClaimView.as_view()),
+    path("audit-log", views.AuditLogView.as_view()),
+]

@@ -1,0 +1,214 @@
+"""Settings for the whole service, read from the environment.
+
+With no variable set the service runs on an embedded default that needs nothing installed:
+SQLite under var/, an in-process cache, Celery tasks run eagerly, a signing key and a secret
+key generated once under var/. DATABASE_URL switches to PostgreSQL, REDIS_URL to Redis for the
+cache and as the Celery broker. Every variable is listed in .env.example and the README.
+"""
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from core.env import ConfigError, env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("VAR_DIR") or BASE_DIR / "var")
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+SERVICE_VERSION = "0.21.0"
+
+
+def _secret_from_file(path: Path) -> str:
+    """A random secret generated on first start and kept in var/ (embedded default only)."""
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY") or _secret_from_file(VAR_DIR / "secret_key")
+BASE_URL = env_str("BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# How many reverse proxies in front of us append to X-Forwarded-For; 0 trusts none of it.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=10)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "core",
+    "accounts",
+    "billing",
+    "guardrails",
+    "atlas",
+    "beacon",
+    "tower",
+    "preflight",
+]
+
+MIDDLEWARE = [
+    "core.middleware.RequestIdMiddleware",
+    "core.middleware.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# Database: PostgreSQL when DATABASE_URL is set, SQLite under var/ otherwise.
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    try:
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))}
+    except ValueError as exc:
+        raise ConfigError(f"DATABASE_URL is not a database URL: {exc}") from None
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "db.sqlite3",
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Cache (burst windows, throttles, key-directory caches): Redis when REDIS_URL is set.
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "svc"}}
+
+# Celery: a real broker when one is configured, tasks run in-process (eagerly) otherwise.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE: dict = {}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True  # serve app static files straight from the apps, no collectstatic needed
+
+# Bodies over this size are refused with 413 before anything reads them.
+MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 1_048_576, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SESSION_COOKIE_HTTPONLY = True
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_COUNT else None
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "UNAUTHENTICATED_TOKEN": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Agent Guardrails, Registry, Reachability and Clearance Service",
+    "DESCRIPTION": (
+        "One API for Guardrails, Atlas, Beacon, Tower and Preflight. Every error body is "
+        '`{"error": "<message>"}` unless a route documents otherwise. Keys are sent as '
+        "`Authorization: Bearer <API_KEY>`."
+    ),
+    "VERSION": SERVICE_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v[0-9]+",
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "description": "`svc_live_…` organization key"}}
+    },
+}
+
+# Accounts.
+SIGNUP_EMAIL_ENABLED = env_bool("SIGNUP_EMAIL_ENABLED", False)
+SIGNUP_RATE = env_str("SIGNUP_RATE", "20/h")
+API_KEYS_MAX_ACTIVE = env_int("API_KEYS_MAX_ACTIVE", 10, minimum=1, maximum=1000)
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
+
+# Signing (Tower receipts, Preflight verdicts): a PEM Ed25519 private key, or a file generated once.
+SIGNING_KEY_PEM = env_str("SIGNING_KEY_PEM")
+SIGNING_KEY_FILE = Path(env_str("SIGNING_KEY_FILE") or VAR_DIR / "signing_key.pem")
+
+# Outbound HTTP (core.safe_http).
+SAFE_HTTP_USER_AGENT = env_str("SAFE_HTTP_USER_AGENT", f"SvcBot/1.0 (+{BASE_URL})")
+SAFE_HTTP_TIMEOUT_SECONDS = env_int("SAFE_HTTP_TIMEOUT_SECONDS", 10, minimum=1, maximum=120)
+SAFE_HTTP_MAX_BYTES = env_int("SAFE_HTTP_MAX_BYTES", 2_000_000, minimum=1024)
+SAFE_HTTP_MAX_REDIRECTS = env_int("SAFE_HTTP_MAX_REDIRECTS", 5, minimum=0, maximum=20)
+# Test-only: lets safe_http reach loopback (never private or metadata space). Never set in production.
+SAFE_HTTP_ALLOW_LOOPBACK = env_bool("SAFE_HTTP_ALLOW_LOOPBACK", False)
+
+IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+# A request that holds an idempotency key longer than this is presumed dead and its key freed.
+IDEMPOTENCY_LOCK_SECONDS = env_int("IDEMPOTENCY_LOCK_SECONDS", 300, minimum=5)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}
