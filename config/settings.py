@@ -102,6 +102,8 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "db.sqlite3",
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            # A file, not memory, so that test servers in other threads get their own connections.
+            "TEST": {"NAME": VAR_DIR / "test.sqlite3"},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -186,7 +188,20 @@ SPECTACULAR_SETTINGS = {
 SIGNUP_EMAIL_ENABLED = env_bool("SIGNUP_EMAIL_ENABLED", False)
 SIGNUP_RATE = env_str("SIGNUP_RATE", "20/h")
 API_KEYS_MAX_ACTIVE = env_int("API_KEYS_MAX_ACTIVE", 10, minimum=1, maximum=1000)
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Outgoing email (claim confirmations): the console by default, SMTP when EMAIL_HOST is set.
+_EMAIL_HOST = env_str("EMAIL_HOST")
+MAILERS = {
+    "default": {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend" if _EMAIL_HOST else "django.core.mail.backends.console.EmailBackend",
+        "OPTIONS": {
+            "host": _EMAIL_HOST,
+            "port": env_int("EMAIL_PORT", 587, minimum=1, maximum=65535),
+            "username": env_str("EMAIL_HOST_USER"),
+            "password": env_str("EMAIL_HOST_PASSWORD"),
+            "use_tls": env_bool("EMAIL_USE_TLS", True),
+        } if _EMAIL_HOST else {},
+    }
+}
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
 
 # Signing (Tower receipts, Preflight verdicts): a PEM Ed25519 private key, or a file generated once.
