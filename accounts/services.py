@@ -1,5 +1,6 @@
 """Account operations: signup, keys, organization settings, claim, the audit log."""
 
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +16,8 @@ from accounts.keys import key_generate
 from accounts.models import ApiKey, AuditEvent, Organization
 from core import clock
 from core.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
+
+log = logging.getLogger(__name__)
 
 
 def audit_record(*, org: Organization, action: str, actor: str = "", target: str = "", data: dict | None = None,
@@ -151,9 +154,12 @@ def org_claim(*, org: Organization, email: str, password: str, actor: str = "", 
         locked.owner = _person_create(email, password)
         locked.save(update_fields=["owner"])
         audit_record(org=locked, action="accounts.org.claimed", actor=actor, target=str(org.pk), ip=ip)
-    send_mail(
-        "Your account is claimed",
-        f"The organization {locked.name} can now be signed in to as {email}. If this was not you, reply to this email.",
-        settings.DEFAULT_FROM_EMAIL, [email], fail_silently=True,
-    )
+    try:
+        send_mail(
+            "Your account is claimed",
+            f"The organization {locked.name} can now be signed in to as {email}. If this was not you, reply to this email.",
+            settings.DEFAULT_FROM_EMAIL, [email],
+        )
+    except Exception:  # noqa: BLE001 - the claim stands; a lost confirmation is logged, not fatal
+        log.exception("claim confirmation email to org %s could not be sent", locked.pk)
     return locked
