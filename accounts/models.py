@@ -15,7 +15,8 @@ class Organization(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="organization",
         help_text="The person who signs in for this organization; empty for an agent's account.",
     )
-    plan = models.CharField(max_length=20, default="free")
+    plan = models.CharField(max_length=20, default="free", help_text="Evaluation plan id from the catalog.")
+    atlas_tier = models.CharField(max_length=20, default="free", help_text="Atlas tier id: free, pro or team.")
     store_inputs = models.BooleanField(default=True)
     retention_days = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

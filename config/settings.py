@@ -204,6 +204,10 @@ MAILERS = {
 }
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
 
+# Billing: payment routes answer 503 until a payment processor is configured.
+STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY")
+BILLING_ENABLED = bool(STRIPE_SECRET_KEY)
+
 # Signing (Tower receipts, Preflight verdicts): a PEM Ed25519 private key, or a file generated once.
 SIGNING_KEY_PEM = env_str("SIGNING_KEY_PEM")
 SIGNING_KEY_FILE = Path(env_str("SIGNING_KEY_FILE") or VAR_DIR / "signing_key.pem")
@@ -213,6 +217,8 @@ SAFE_HTTP_USER_AGENT = env_str("SAFE_HTTP_USER_AGENT", f"SvcBot/1.0 (+{BASE_URL}
 SAFE_HTTP_TIMEOUT_SECONDS = env_int("SAFE_HTTP_TIMEOUT_SECONDS", 10, minimum=1, maximum=120)
 SAFE_HTTP_MAX_BYTES = env_int("SAFE_HTTP_MAX_BYTES", 2_000_000, minimum=1024)
 SAFE_HTTP_MAX_REDIRECTS = env_int("SAFE_HTTP_MAX_REDIRECTS", 5, minimum=0, maximum=20)
+# The whole fetch, redirects and body included; SAFE_HTTP_TIMEOUT_SECONDS caps each connect and read.
+SAFE_HTTP_DEADLINE_SECONDS = env_int("SAFE_HTTP_DEADLINE_SECONDS", 30, minimum=1, maximum=600)
 # Test-only: lets safe_http reach loopback (never private or metadata space). Never set in production.
 SAFE_HTTP_ALLOW_LOOPBACK = env_bool("SAFE_HTTP_ALLOW_LOOPBACK", False)
 

@@ -14,6 +14,7 @@ handler500 = "core.errors.handler500"
 
 api_v1 = [
     path("", include("accounts.urls")),
+    path("", include("billing.urls")),
     path("health", core_views.HealthView.as_view()),
     path("signing-key", core_views.SigningKeyView.as_view()),
 ]

@@ -1,11 +1,16 @@
 """Shared fixtures: the network guard, API clients, and two organizations, alice and bob."""
 
 import pytest
+from django.core.servers import basehttp
 from rest_framework.test import APIClient
 
 from tests import netguard
 
 netguard.install()
+
+# The live test server takes bursts of parallel clients (concurrency tests): a deeper listen queue
+# than Django's 10, so the kernel does not reset connections that a production server would queue.
+basehttp.WSGIServer.request_queue_size = 256
 
 
 @pytest.fixture(autouse=True)
