@@ -1,0 +1,36 @@
+"""How to make an object for every schema path that names one, so the suite can call it.
+
+A route with a path parameter must be registered here: `OBJECT_FACTORIES[path]` creates an object
+owned by a tenant (tests.conftest.Tenant) and returns the path parameters that address it. The
+suite then proves another tenant gets 404 on it and cannot change it, and uses it for the auth,
+scope and error sweeps. test_tenancy fails for a parametrized path that has no factory here.
+
+A path whose parameter is not a tenant's object (a public record, a language code) still needs a
+factory, for its parameters, and goes in `NOT_TENANT_OWNED` with the reason another tenant may
+read it.
+"""
+
+from collections.abc import Callable
+
+from accounts import services as accounts
+
+
+def _api_key(tenant) -> dict:
+    issued = accounts.api_key_issue(org=tenant.org, name="contract-target")
+    return {"key_id": str(issued.key.pk)}
+
+
+OBJECT_FACTORIES: dict[str, Callable[..., dict]] = {
+    "/api/v1/api-keys/{key_id}": _api_key,
+}
+
+NOT_TENANT_OWNED: dict[str, str] = {}
+
+
+def path_params_for(path: str, tenant) -> dict:
+    """The parameters of `path` addressing a fresh object of `tenant` ({} for a path without any)."""
+    if "{" not in path:
+        return {}
+    factory = OBJECT_FACTORIES.get(path)
+    assert factory is not None, f"{path} has a path parameter but no factory in tests/contract/registry.py: add one."
+    return factory(tenant)
