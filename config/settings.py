@@ -10,6 +10,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 from core.env import ConfigError, env_bool, env_int, env_list, env_str
 
@@ -125,7 +126,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE = {
+    "retention-purge": {"task": "accounts.tasks.retention_purge", "schedule": crontab(hour=3, minute=15)},
+    "idempotency-purge": {"task": "core.tasks.idempotency_purge", "schedule": crontab(hour=3, minute=45)},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
