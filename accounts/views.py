@@ -40,7 +40,7 @@ class SignupView(ApiView):
 
     auth = "none"
 
-    @extend_schema(tags=["Onboarding"], request=SignupIn, responses={201: SignupOut, **errors(400, 409, 429, 503, s409="Email already registered.", s503="Signup with an email is not enabled.")}, auth=[])
+    @extend_schema(tags=["Onboarding"], request=SignupIn, responses={201: SignupOut, **errors(400, 409, 429, 503, s409="Email already registered.", s503="Signup with an email is not enabled.")})
     def post(self, request):
         data = self.validated(SignupIn, request.data)
         throttle(request, group="signup", rate=settings.SIGNUP_RATE, message="Too many signups from this address; try again later.")

@@ -14,7 +14,7 @@ class PlanListView(ApiView):
 
     auth = "none"
 
-    @extend_schema(tags=["Billing"], auth=[], responses={200: CatalogOut})
+    @extend_schema(tags=["Billing"], responses={200: CatalogOut})
     def get(self, request):
         return Response(services.plans_catalog())
 

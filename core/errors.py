@@ -116,7 +116,9 @@ def exception_handler(exc, context):
     """DRF's exception handler: every error leaves as the envelope."""
     headers: dict = {}
     if isinstance(exc, ApiError):
-        status, body, headers = exc.status, error_body(exc.message, **exc.extra), exc.headers
+        status, body, headers = exc.status, error_body(exc.message, **exc.extra), dict(exc.headers)
+        if status == 401:
+            headers.setdefault("WWW-Authenticate", 'Bearer realm="api"')
     elif isinstance(exc, drf.ValidationError):
         message, _field = validation_message(exc.detail)
         status, body = 400, error_body(message)

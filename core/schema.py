@@ -1,5 +1,7 @@
 """Shared OpenAPI pieces: the error envelope and the standard error responses."""
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
@@ -38,3 +40,31 @@ def errors(*codes: int, **described: str) -> dict:
 def obj(name: str, **fields) -> serializers.Serializer:
     """A small named response shape, for the schema only."""
     return inline_serializer(name=name, fields=fields)
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    """The organization key, as drf-spectacular documents it."""
+
+    target_class = "accounts.auth.ApiKeyAuthentication"
+    name = "ApiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An organization key, `svc_live_…`, from POST /api/v1/signup. Send `Authorization: Bearer <API_KEY>`.",
+        }
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """Security from the view's declared policy: `auth` required, optional (a key or none) or none."""
+
+    def get_auth(self):
+        policy = getattr(self.view, "auth", None)
+        if policy == "none":
+            return []
+        schemes = super().get_auth()
+        keyed = [entry for entry in schemes if entry]
+        if policy == "optional":
+            return keyed + [{}]
+        return keyed

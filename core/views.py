@@ -17,7 +17,7 @@ class HealthView(ApiView):
 
     auth = "none"
 
-    @extend_schema(tags=["Meta"], auth=[], responses={200: obj("Health", status=serializers.CharField(), version=serializers.CharField(), checks=serializers.DictField(child=serializers.CharField())), 503: obj("HealthFailing", status=serializers.CharField(), checks=serializers.DictField(child=serializers.CharField()))})
+    @extend_schema(tags=["Meta"], responses={200: obj("Health", status=serializers.CharField(), version=serializers.CharField(), checks=serializers.DictField(child=serializers.CharField())), 503: obj("HealthFailing", status=serializers.CharField(), checks=serializers.DictField(child=serializers.CharField()))})
     def get(self, request):
         checks = {"database": "ok", "redis": "not configured"}
         try:
@@ -45,7 +45,7 @@ class SigningKeyView(ApiView):
 
     auth = "none"
 
-    @extend_schema(tags=["Meta"], auth=[], responses={200: obj("SigningKey", key_id=serializers.CharField(), algorithm=serializers.CharField(), public_key_pem=serializers.CharField())})
+    @extend_schema(tags=["Meta"], responses={200: obj("SigningKey", key_id=serializers.CharField(), algorithm=serializers.CharField(), public_key_pem=serializers.CharField())})
     def get(self, request):
         return Response(public_key_record())
 
