@@ -19,10 +19,22 @@ class Organization(models.Model):
     atlas_tier = models.CharField(max_length=20, default="free", help_text="Atlas tier id: free, pro or team.")
     store_inputs = models.BooleanField(default=True)
     retention_days = models.PositiveIntegerField(null=True, blank=True)
+    domain = models.CharField(max_length=253, blank=True, help_text="The domain this organization proves control of.")
+    domain_verified_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["domain"], condition=models.Q(domain_verified_at__isnull=False), name="org_verified_domain_once"
+            )
+        ]
+
+    @property
+    def is_verified(self) -> bool:
+        """A person's login or a verified domain: lifts the limits of an anonymous agent's account."""
+        return self.owner_id is not None or self.domain_verified_at is not None
 
     def __str__(self) -> str:
         return self.name
@@ -72,3 +84,25 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.target}"
+
+
+class DomainProof(models.Model):
+    """A value someone must publish at a domain: to verify an organization's domain, or to recover one."""
+
+    ORG = "org"
+    RECOVERY = "recovery"
+    PURPOSES = [(ORG, "organization domain"), (RECOVERY, "account recovery")]
+
+    purpose = models.CharField(max_length=20, choices=PURPOSES)
+    org = models.ForeignKey(Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="domain_proofs")
+    domain = models.CharField(max_length=253, db_index=True)
+    value = models.CharField(max_length=100)
+    requested_ip = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} {self.domain}"

@@ -13,13 +13,17 @@ class SignupIn(serializers.Serializer):
 
 class OrgOut(serializers.ModelSerializer):
     has_login = serializers.SerializerMethodField()
+    domain = serializers.SerializerMethodField(help_text="The verified domain, which stands in for an email on an agent's account.")
 
     class Meta:
         model = Organization
-        fields = ["id", "name", "plan", "has_login", "created_at"]
+        fields = ["id", "name", "plan", "atlas_tier", "has_login", "domain", "created_at"]
 
     def get_has_login(self, org) -> bool:
         return org.owner_id is not None
+
+    def get_domain(self, org) -> str | None:
+        return org.domain if org.domain_verified_at else None
 
 
 class ApiKeyOut(serializers.ModelSerializer):
@@ -102,3 +106,42 @@ class AuditQueryIn(serializers.Serializer):
 class AuditListOut(serializers.Serializer):
     events = AuditEventOut(many=True)
     next_before = serializers.CharField(allow_null=True)
+
+
+class DomainIn(serializers.Serializer):
+    domain = serializers.CharField(max_length=253, help_text="A public hostname, e.g. example.com.")
+
+
+class DnsRecordOut(serializers.Serializer):
+    type = serializers.CharField()
+    name = serializers.CharField()
+    value = serializers.CharField()
+
+
+class HttpFileOut(serializers.Serializer):
+    url = serializers.CharField()
+    body = serializers.CharField()
+
+
+class DomainProofOut(serializers.Serializer):
+    domain = serializers.CharField()
+    value = serializers.CharField(help_text="Publish this value in either place.")
+    dns = DnsRecordOut()
+    http = HttpFileOut()
+    expires_at = serializers.DateTimeField()
+    verified = serializers.BooleanField(required=False, help_text="Already verified by this organization.")
+
+
+class DomainVerifiedOut(serializers.Serializer):
+    domain = serializers.CharField()
+    verified = serializers.BooleanField()
+    method = serializers.ChoiceField(choices=["dns", "http"])
+    verified_at = serializers.DateTimeField()
+
+
+class RecoveredOut(serializers.Serializer):
+    org_id = serializers.UUIDField()
+    domain = serializers.CharField()
+    api_key = serializers.CharField(help_text="The new key, scope full. Shown once.")
+    key_prefix = serializers.CharField()
+    revoked_keys = serializers.IntegerField()

@@ -13,9 +13,10 @@ from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 
 from accounts.keys import key_generate
-from accounts.models import ApiKey, AuditEvent, Organization
+from accounts import domains
+from accounts.models import ApiKey, AuditEvent, DomainProof, Organization
 from core import clock
-from core.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
+from core.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, Unprocessable
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +73,23 @@ def _person_create(email: str, password: str):
         raise Conflict("An account with this email is already registered.") from None
 
 
+def active_key_limit(org: Organization) -> int:
+    """Anonymous agents' accounts hold fewer keys until they verify a domain or add a login."""
+    if org.is_verified:
+        return settings.API_KEYS_MAX_ACTIVE
+    return min(settings.API_KEYS_MAX_ACTIVE, settings.API_KEYS_MAX_ACTIVE_UNVERIFIED)
+
+
 def api_key_issue(*, org: Organization, name: str, scope: str = ApiKey.SCOPE_FULL, actor: str = "", ip: str = "") -> IssuedKey:
     """A new key for the organization, within its limit of active keys."""
     with transaction.atomic():
         # Lock the organization row so two concurrent creations cannot both pass the limit.
         Organization.objects.select_for_update().filter(pk=org.pk).first()
+        org.refresh_from_db(fields=["owner", "domain_verified_at"])
         active = ApiKey.objects.filter(org=org, is_active=True).count()
-        if active >= settings.API_KEYS_MAX_ACTIVE:
-            raise Conflict(f"This organization already has {active} active keys, the most allowed; revoke one first.")
+        if active >= active_key_limit(org):
+            hint = "" if org.is_verified else " A verified domain or a login raises the limit."
+            raise Conflict(f"This organization already has {active} active keys, the most allowed; revoke one first.{hint}")
         raw, prefix, digest = key_generate()
         key = ApiKey.objects.create(org=org, name=name, scope=scope, prefix=prefix, key_hash=digest)
         audit_record(org=org, action="accounts.key.created", actor=actor, target=str(key.pk),
@@ -163,3 +173,95 @@ def org_claim(*, org: Organization, email: str, password: str, actor: str = "", 
     except Exception:  # noqa: BLE001 - the claim stands; a lost confirmation is logged, not fatal
         log.exception("claim confirmation email to org %s could not be sent", locked.pk)
     return locked
+
+
+# Domain proof for an organization.
+
+
+def _domain_holder(domain: str) -> Organization | None:
+    return Organization.objects.filter(domain=domain, domain_verified_at__isnull=False).first()
+
+
+def org_domain_start(*, org: Organization, domain: str, actor: str = "", ip: str = "") -> dict:
+    """Start proving control of `domain`: returns the value to publish (DNS TXT or well-known file)."""
+    domain = domains.domain_normalize(domain)
+    holder = _domain_holder(domain)
+    if holder is not None and holder.pk != org.pk:
+        raise Conflict("This domain is verified by another account.")
+    now = clock.now()
+    with transaction.atomic():
+        DomainProof.objects.filter(purpose=DomainProof.ORG, org=org).delete()
+        proof = DomainProof.objects.create(purpose=DomainProof.ORG, org=org, domain=domain, value=domains.proof_value_new(),
+                                           requested_ip=ip, created_at=now, expires_at=now + domains.ORG_PROOF_TTL)
+        audit_record(org=org, action="accounts.domain.proof_started", actor=actor, target=domain, ip=ip)
+    return {**domains.proof_instructions(domain, proof.value), "expires_at": proof.expires_at.isoformat(),
+            "verified": holder is not None and holder.pk == org.pk}
+
+
+def org_domain_verify(*, org: Organization, actor: str = "", ip: str = "") -> dict:
+    """Check the published value; the domain becomes the organization's (200), or 409 / 422."""
+    proof = DomainProof.objects.filter(purpose=DomainProof.ORG, org=org, expires_at__gt=clock.now()).first()
+    if proof is None:
+        raise Conflict("No domain proof is in progress; start one with POST /api/v1/org/domain.")
+    holder = _domain_holder(proof.domain)
+    if holder is not None and holder.pk != org.pk:
+        raise Conflict("This domain is verified by another account.")
+    found = domains.proof_found(proof.domain, [proof.value])
+    if found is None:
+        raise Unprocessable(f"The value was not found at _svc-atlas.{proof.domain} (DNS TXT) nor at https://{proof.domain}/.well-known/svc-atlas.txt.")
+    method, _ = found
+    now = clock.now()
+    try:
+        with transaction.atomic():
+            Organization.objects.filter(pk=org.pk).update(domain=proof.domain, domain_verified_at=now)
+            proof.delete()
+            audit_record(org=org, action="accounts.domain.verified", actor=actor, target=proof.domain,
+                         data={"method": method}, ip=ip)
+    except IntegrityError:
+        raise Conflict("This domain is verified by another account.") from None
+    org.refresh_from_db()
+    return {"domain": org.domain, "verified": True, "method": method, "verified_at": org.domain_verified_at.isoformat()}
+
+
+# Recovery of a lost key by proof of the domain.
+
+RECOVERY_PENDING_PER_DOMAIN = 5
+
+
+def recovery_start(*, domain: str, ip: str = "") -> dict:
+    """Issue a value to publish; the same answer whether or not an account holds the domain. Counts 24 hours."""
+    domain = domains.domain_normalize(domain)
+    now = clock.now()
+    with transaction.atomic():
+        proof = DomainProof.objects.create(purpose=DomainProof.RECOVERY, domain=domain, value=domains.proof_value_new(),
+                                           requested_ip=ip, created_at=now, expires_at=now + domains.RECOVERY_PROOF_TTL)
+        stale = DomainProof.objects.filter(purpose=DomainProof.RECOVERY, domain=domain).order_by("-created_at")
+        stale_ids = list(stale.values_list("pk", flat=True)[RECOVERY_PENDING_PER_DOMAIN:])
+        DomainProof.objects.filter(pk__in=stale_ids).delete()
+        DomainProof.objects.filter(purpose=DomainProof.RECOVERY, expires_at__lte=now).delete()
+    return {**domains.proof_instructions(domain, proof.value), "expires_at": proof.expires_at.isoformat()}
+
+
+def recovery_verify(*, domain: str, ip: str = "") -> dict:
+    """With the value published: revoke every key of the account holding the domain, return one new key once."""
+    domain = domains.domain_normalize(domain)
+    now = clock.now()
+    proofs = list(DomainProof.objects.filter(purpose=DomainProof.RECOVERY, domain=domain, expires_at__gt=now))
+    not_found = Unprocessable("No recovery is in progress for this domain, or its value was not found there.")
+    if not proofs:
+        raise not_found
+    found = domains.proof_found(domain, [proof.value for proof in proofs])
+    if found is None:
+        raise not_found
+    method, _ = found
+    with transaction.atomic():
+        org = Organization.objects.select_for_update().filter(domain=domain, domain_verified_at__isnull=False).first()
+        if org is None:
+            raise Unprocessable("The proof was found, but no account has verified this domain.")
+        revoked = ApiKey.objects.filter(org=org, is_active=True).update(is_active=False, revoked_at=now)
+        DomainProof.objects.filter(purpose=DomainProof.RECOVERY, domain=domain).delete()
+        audit_record(org=org, action="accounts.recovery.completed", actor="recovery", target=domain,
+                     data={"method": method, "revoked_keys": revoked}, ip=ip)
+        issued = api_key_issue(org=org, name="recovered", actor="recovery", ip=ip)
+    return {"org_id": str(org.pk), "domain": domain, "api_key": issued.raw, "key_prefix": issued.key.prefix,
+            "revoked_keys": revoked}

@@ -15,12 +15,16 @@ from accounts.serializers import (
     AuditListOut,
     AuditQueryIn,
     ClaimIn,
+    DomainIn,
+    DomainProofOut,
+    DomainVerifiedOut,
     MeOut,
     OrgDeleteIn,
     OrgDeleteOut,
     OrgOut,
     OrgSettingsIn,
     OrgSettingsOut,
+    RecoveredOut,
     SignupIn,
     SignupOut,
 )
@@ -126,3 +130,47 @@ class AuditLogView(ApiView):
         query = self.validated(AuditQueryIn, request.query_params)
         events, next_before = services.audit_list(org=request.org, limit=query["limit"], before=query.get("before"))
         return Response({"events": AuditEventOut(events, many=True).data, "next_before": next_before})
+
+
+class OrgDomainView(ApiView):
+    """Start proving control of a domain: publish the returned value as a DNS TXT record at
+    `_svc-atlas.<domain>` or as the file `/.well-known/svc-atlas.txt`. A verified domain raises the
+    account's limits, opens full Beacon reports and lets a lost key be recovered."""
+
+    @extend_schema(tags=["Onboarding"], request=DomainIn, responses={200: DomainProofOut, **errors(400, 401, 403, 409, s400="Not a public hostname.", s409="Verified by another account.")})
+    def post(self, request):
+        data = self.validated(DomainIn, request.data)
+        return Response(services.org_domain_start(org=request.org, domain=data["domain"], **_actor(request)))
+
+
+class OrgDomainVerifyView(ApiView):
+    """Check that the value is published; the domain becomes the organization's."""
+
+    @extend_schema(tags=["Onboarding"], request=None, responses={200: DomainVerifiedOut, **errors(401, 403, 409, 422, s409="No proof in progress, or the domain is verified by another account.", s422="The value was not found at the domain.")})
+    def post(self, request):
+        return Response(services.org_domain_verify(org=request.org, **_actor(request)))
+
+
+class RecoveryStartView(ApiView):
+    """Start recovering an agent's account by its verified domain. The answer is the same whether or
+    not an account holds the domain; the value counts for 24 hours."""
+
+    auth = "none"
+
+    @extend_schema(tags=["Onboarding"], request=DomainIn, responses={200: DomainProofOut, **errors(400, 429)})
+    def post(self, request):
+        data = self.validated(DomainIn, request.data)
+        throttle(request, group="recover", rate=settings.RECOVERY_RATE, message="Too many recovery attempts from this address; try again later.")
+        return Response(services.recovery_start(domain=data["domain"], ip=client_ip(request)))
+
+
+class RecoveryVerifyView(ApiView):
+    """With the value published: every key of the account is revoked and one new key is returned, once."""
+
+    auth = "none"
+
+    @extend_schema(tags=["Onboarding"], request=DomainIn, responses={200: RecoveredOut, **errors(400, 422, 429, s422="No recovery in progress, or the value was not found.")})
+    def post(self, request):
+        data = self.validated(DomainIn, request.data)
+        throttle(request, group="recover-verify", rate=settings.RECOVERY_VERIFY_RATE, message="Too many recovery attempts from this address; try again later.")
+        return Response(services.recovery_verify(domain=data["domain"], ip=client_ip(request)))

@@ -223,6 +223,15 @@ SAFE_HTTP_DEADLINE_SECONDS = env_int("SAFE_HTTP_DEADLINE_SECONDS", 30, minimum=1
 # Test-only: lets safe_http reach loopback (never private or metadata space). Never set in production.
 SAFE_HTTP_ALLOW_LOOPBACK = env_bool("SAFE_HTTP_ALLOW_LOOPBACK", False)
 
+# Domain proof: DNS servers to ask ("ip" or "ip:port", comma-separated; the system's when empty)
+# and where the proof file is looked for ({domain} and {path} are filled in).
+DOMAIN_PROOF_NAMESERVERS = env_list("DOMAIN_PROOF_NAMESERVERS", [])
+DOMAIN_PROOF_DNS_TIMEOUT_SECONDS = env_int("DOMAIN_PROOF_DNS_TIMEOUT_SECONDS", 5, minimum=1, maximum=30)
+DOMAIN_PROOF_URLS = env_list("DOMAIN_PROOF_URLS", ["https://{domain}{path}", "http://{domain}{path}"])
+RECOVERY_RATE = env_str("RECOVERY_RATE", "10/h")
+RECOVERY_VERIFY_RATE = env_str("RECOVERY_VERIFY_RATE", "30/h")
+API_KEYS_MAX_ACTIVE_UNVERIFIED = env_int("API_KEYS_MAX_ACTIVE_UNVERIFIED", 3, minimum=1, maximum=1000)
+
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 # A request that holds an idempotency key longer than this is presumed dead and its key freed.
 IDEMPOTENCY_LOCK_SECONDS = env_int("IDEMPOTENCY_LOCK_SECONDS", 300, minimum=5)
@@ -233,5 +242,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    # urllib3 logs full request lines (query strings can hold tokens) at DEBUG: keep it quieter.
+    "loggers": {"django.request": {"level": "ERROR"}, "urllib3": {"level": "WARNING"}},
 }
