@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from accounts.models import ApiKey, AuditEvent, Organization
+from accounts.models import ApiKey, AuditEvent, Organization, WebhookAttempt, WebhookDelivery
 
 
 class ApiKeyInline(admin.TabularInline):
@@ -51,4 +51,30 @@ class AuditEventAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class WebhookAttemptInline(admin.TabularInline):
+    model = WebhookAttempt
+    fields = ["number", "status_code", "error", "duration_ms", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """Deliveries and their attempts, to answer "did they get it?" (secrets are never shown)."""
+
+    list_display = ["created_at", "event", "url", "status", "attempts", "last_status_code", "next_attempt_at"]
+    list_filter = ["status"]
+    search_fields = ["event__id", "event__org__name", "url"]
+    readonly_fields = ["event", "url", "status", "attempts", "next_attempt_at", "locked_until", "last_status_code",
+                       "last_error", "created_at", "delivered_at"]
+    inlines = [WebhookAttemptInline]
+
+    def has_add_permission(self, request):
         return False

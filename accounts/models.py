@@ -106,3 +106,78 @@ class DomainProof(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} {self.domain}"
+
+
+class Webhook(models.Model):
+    """An organization's webhook endpoint (one per organization) and its signing secret, encrypted."""
+
+    org = models.OneToOneField(Organization, on_delete=models.CASCADE, related_name="webhook", primary_key=True)
+    url = models.URLField(max_length=2000)
+    secret_sealed = models.TextField(help_text="The signing secret, encrypted with core.secretbox.")
+    secret_prefix = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class WebhookEvent(models.Model):
+    """Something that happened in an organization, as sent to its webhook (`evt_…`)."""
+
+    id = models.CharField(max_length=24, primary_key=True)
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="webhook_events")
+    type = models.CharField(max_length=60)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.type}"
+
+
+class WebhookDelivery(models.Model):
+    """One event on its way to one URL: claimed by a worker with a lease, retried with backoff."""
+
+    PENDING = "pending"
+    DELIVERING = "delivering"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STATUSES = [(PENDING, PENDING), (DELIVERING, DELIVERING), (SUCCEEDED, SUCCEEDED), (FAILED, FAILED)]
+
+    event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
+    url = models.URLField(max_length=2000)
+    status = models.CharField(max_length=12, choices=STATUSES, default=PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(db_index=True)
+    locked_until = models.DateTimeField(null=True, blank=True)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField()
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.event_id} → {self.url} ({self.status})"
+
+
+class WebhookAttempt(models.Model):
+    """One POST of a delivery: what the receiver answered, or why it could not be reached."""
+
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_log")
+    number = models.PositiveIntegerField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=300, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["delivery", "number"]
+
+    def __str__(self) -> str:
+        return f"{self.delivery_id} #{self.number}: {self.status_code or self.error}"

@@ -145,3 +145,41 @@ class RecoveredOut(serializers.Serializer):
     api_key = serializers.CharField(help_text="The new key, scope full. Shown once.")
     key_prefix = serializers.CharField()
     revoked_keys = serializers.IntegerField()
+
+
+class WebhookIn(serializers.Serializer):
+    url = serializers.CharField(max_length=2000, help_text="https URL (http is allowed for localhost only).")
+
+
+class WebhookDeliveryOut(serializers.Serializer):
+    event_id = serializers.CharField(source="event.id")
+    type = serializers.CharField(source="event.type")
+    status = serializers.CharField()
+    attempts = serializers.IntegerField()
+    last_status_code = serializers.IntegerField(allow_null=True)
+    last_error = serializers.CharField()
+    next_attempt_at = serializers.DateTimeField()
+    delivered_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class WebhookOut(serializers.Serializer):
+    configured = serializers.BooleanField()
+    url = serializers.CharField(allow_null=True)
+    secret_prefix = serializers.CharField(allow_null=True, help_text="The first characters of the signing secret.")
+    updated_at = serializers.DateTimeField(allow_null=True)
+    signature_header = serializers.CharField()
+    event_types = serializers.DictField(child=serializers.CharField(), help_text="Every event kind and when it is sent.")
+    recent_deliveries = WebhookDeliveryOut(many=True)
+
+
+class WebhookSetOut(serializers.Serializer):
+    url = serializers.CharField()
+    secret = serializers.CharField(help_text="The signing secret (`whsec_…`). Shown once: store it now.")
+    secret_shown_once = serializers.BooleanField()
+    signature_header = serializers.CharField()
+
+
+class WebhookTestOut(serializers.Serializer):
+    event_id = serializers.CharField()
+    type = serializers.CharField()

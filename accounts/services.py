@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from accounts.keys import key_generate
 from accounts import domains
 from accounts.models import ApiKey, AuditEvent, DomainProof, Organization
+from accounts.webhooks import webhook_emit
 from core import clock
 from core.errors import BadRequest, Conflict, NotFound, ServiceUnavailable, Unprocessable
 
@@ -94,6 +95,7 @@ def api_key_issue(*, org: Organization, name: str, scope: str = ApiKey.SCOPE_FUL
         key = ApiKey.objects.create(org=org, name=name, scope=scope, prefix=prefix, key_hash=digest)
         audit_record(org=org, action="accounts.key.created", actor=actor, target=str(key.pk),
                      data={"name": name, "scope": scope, "prefix": prefix}, ip=ip)
+        webhook_emit(org=org, type="account.key.created", data={"id": str(key.pk), "prefix": prefix, "scope": scope})
     return IssuedKey(key, raw)
 
 
@@ -107,6 +109,7 @@ def api_key_revoke(*, org: Organization, key_id, actor: str = "", ip: str = "") 
         key.refresh_from_db()
         audit_record(org=org, action="accounts.key.revoked", actor=actor, target=str(key.pk),
                      data={"prefix": key.prefix}, ip=ip)
+        webhook_emit(org=org, type="account.key.revoked", data={"id": str(key.pk), "prefix": key.prefix})
     return key
 
 
@@ -217,6 +220,7 @@ def org_domain_verify(*, org: Organization, actor: str = "", ip: str = "") -> di
             proof.delete()
             audit_record(org=org, action="accounts.domain.verified", actor=actor, target=proof.domain,
                          data={"method": method}, ip=ip)
+            webhook_emit(org=org, type="account.domain.verified", data={"domain": proof.domain, "method": method})
     except IntegrityError:
         raise Conflict("This domain is verified by another account.") from None
     org.refresh_from_db()
@@ -263,5 +267,6 @@ def recovery_verify(*, domain: str, ip: str = "") -> dict:
         audit_record(org=org, action="accounts.recovery.completed", actor="recovery", target=domain,
                      data={"method": method, "revoked_keys": revoked}, ip=ip)
         issued = api_key_issue(org=org, name="recovered", actor="recovery", ip=ip)
+        webhook_emit(org=org, type="account.recovered", data={"domain": domain, "revoked_keys": revoked, "key_prefix": issued.key.prefix})
     return {"org_id": str(org.pk), "domain": domain, "api_key": issued.raw, "key_prefix": issued.key.prefix,
             "revoked_keys": revoked}

@@ -15,3 +15,19 @@ def retention_purge() -> dict:
     deleted = retention_purge_service()
     log.info("retention purge deleted %s", deleted)
     return deleted
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def webhook_deliver(delivery_id: int) -> str:
+    """Deliver one webhook event (claimed with a lease; safe to run twice)."""
+    from accounts.webhooks import webhook_deliver as deliver
+
+    return deliver(delivery_id)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def webhook_sweep() -> int:
+    """Every few seconds from beat: queue deliveries that are due for a retry or whose worker died."""
+    from accounts.webhooks import webhook_sweep as sweep
+
+    return sweep()

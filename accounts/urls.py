@@ -14,4 +14,6 @@ urlpatterns = [
     path("org", views.OrgView.as_view()),
     path("org/claim", views.OrgClaimView.as_view()),
     path("audit-log", views.AuditLogView.as_view()),
+    path("webhook", views.WebhookView.as_view()),
+    path("webhook/test", views.WebhookTestView.as_view()),
 ]

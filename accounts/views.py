@@ -2,9 +2,11 @@
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 
-from accounts import services
+from accounts import services, webhooks
+from accounts.models import WebhookDelivery
 from accounts.serializers import (
     ApiKeyIn,
     ApiKeyIssuedOut,
@@ -27,10 +29,16 @@ from accounts.serializers import (
     RecoveredOut,
     SignupIn,
     SignupOut,
+    WebhookDeliveryOut,
+    WebhookIn,
+    WebhookOut,
+    WebhookSetOut,
+    WebhookTestOut,
 )
 from core.api import ApiView
 from core.net import client_ip
-from core.schema import errors
+from core.errors import Conflict
+from core.schema import errors, obj
 from core.throttle import throttle
 
 
@@ -174,3 +182,60 @@ class RecoveryVerifyView(ApiView):
         data = self.validated(DomainIn, request.data)
         throttle(request, group="recover-verify", rate=settings.RECOVERY_VERIFY_RATE, message="Too many recovery attempts from this address; try again later.")
         return Response(services.recovery_verify(domain=data["domain"], ip=client_ip(request)))
+
+
+WEBHOOK_DOC = """
+
+Every event is POSTed as JSON `{id, type, created, org_id, data}` with the header
+`Svc-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` and `Svc-Event-Id`.
+Verify it by recomputing the HMAC over the timestamp, a dot and the raw body with your `whsec_…`
+secret, comparing in constant time, and refusing timestamps older than five minutes:
+
+    mac = hmac.new(secret.encode(), f"{t}.".encode() + raw_body, hashlib.sha256).hexdigest()
+
+A delivery that does not get a 2xx within 10 seconds is retried after 10 s, 1 min, 5 min, 30 min,
+2 h and 6 h. Delivery is at least once: de-duplicate on `id`.
+"""
+
+
+class WebhookView(ApiView):
+    __doc__ = "The organization's webhook: its URL, the event kinds, and the latest deliveries." + WEBHOOK_DOC
+
+    @extend_schema(tags=["Account"], responses={200: WebhookOut, **errors(401, 403)})
+    def get(self, request):
+        hook = webhooks.webhook_get(org=request.org)
+        deliveries = WebhookDelivery.objects.filter(event__org=request.org).select_related("event")[:20]
+        return Response({
+            "configured": hook is not None,
+            "url": hook.url if hook else None,
+            "secret_prefix": hook.secret_prefix if hook else None,
+            "updated_at": hook.updated_at if hook else None,
+            "signature_header": webhooks.SIGNATURE_HEADER,
+            "event_types": webhooks.EVENT_TYPES,
+            "recent_deliveries": WebhookDeliveryOut(deliveries, many=True).data,
+        })
+
+    @extend_schema(tags=["Account"], request=WebhookIn, responses={200: WebhookSetOut, **errors(400, 401, 403)})
+    def put(self, request):
+        """Set the URL, or set it again to rotate the secret: a new signing secret is returned once."""
+        data = self.validated(WebhookIn, request.data)
+        hook, secret = webhooks.webhook_set(org=request.org, url=data["url"], **_actor(request))
+        return Response({"url": hook.url, "secret": secret, "secret_shown_once": True,
+                         "signature_header": webhooks.SIGNATURE_HEADER})
+
+    @extend_schema(tags=["Account"], request=None, responses={200: obj("WebhookCleared", cleared=serializers.BooleanField()), **errors(401, 403)})
+    def delete(self, request):
+        """Remove the webhook; events are no longer sent."""
+        webhooks.webhook_delete(org=request.org, **_actor(request))
+        return Response({"cleared": True})
+
+
+class WebhookTestView(ApiView):
+    """Send a `webhook.test` event to the configured URL, to check it and your signature check."""
+
+    @extend_schema(tags=["Account"], request=None, responses={202: WebhookTestOut, **errors(401, 403, 409, s409="No webhook is configured.")})
+    def post(self, request):
+        event = webhooks.webhook_emit(org=request.org, type="webhook.test", data={"message": "Hello from the service."})
+        if event is None:
+            raise Conflict("No webhook is configured; set one with PUT /api/v1/webhook.")
+        return Response({"event_id": event.id, "type": event.type}, status=202)

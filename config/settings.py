@@ -129,6 +129,7 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
     "retention-purge": {"task": "accounts.tasks.retention_purge", "schedule": crontab(hour=3, minute=15)},
     "idempotency-purge": {"task": "core.tasks.idempotency_purge", "schedule": crontab(hour=3, minute=45)},
+    "webhook-sweep": {"task": "accounts.tasks.webhook_sweep", "schedule": float(env_int("WEBHOOK_SWEEP_SECONDS", 15, minimum=1))},
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -231,6 +232,12 @@ DOMAIN_PROOF_URLS = env_list("DOMAIN_PROOF_URLS", ["https://{domain}{path}", "ht
 RECOVERY_RATE = env_str("RECOVERY_RATE", "10/h")
 RECOVERY_VERIFY_RATE = env_str("RECOVERY_VERIFY_RATE", "30/h")
 API_KEYS_MAX_ACTIVE_UNVERIFIED = env_int("API_KEYS_MAX_ACTIVE_UNVERIFIED", 3, minimum=1, maximum=1000)
+
+# Webhooks: seconds before each retry (one retry per entry), the lease a worker holds a delivery
+# for (a worker that dies frees it when the lease runs out), and the time cap of one POST.
+WEBHOOK_RETRY_DELAYS = [float(x) for x in env_list("WEBHOOK_RETRY_DELAYS", ["10", "60", "300", "1800", "7200", "21600"])]
+WEBHOOK_LEASE_SECONDS = env_int("WEBHOOK_LEASE_SECONDS", 60, minimum=1)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 # A request that holds an idempotency key longer than this is presumed dead and its key freed.
