@@ -31,6 +31,16 @@ def fake_dns():
     netguard.fake_names.clear()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _tasks_run_in_process():
+    """Tasks run eagerly in tests, even with a broker configured; tests/accounts/test_webhook_worker.py
+    is the one place that sends them to a real worker."""
+    from config.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     from django.core.cache import cache
