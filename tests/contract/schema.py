@@ -181,30 +181,31 @@ def call(client: APIClient, method: str, path: str, body=None, **extra):
     return client.generic(method.upper(), path, **extra)
 
 
-def assert_envelope(response, operation: Operation | None = None) -> dict:
+def check_error_body(status: int, content_type: str, content: bytes, operation: Operation | None = None) -> dict:
     """An error body is `{"error": "<one sentence>"}` (plus keys the operation documents for that status)."""
-    assert response["Content-Type"].startswith("application/json"), (
-        f"{response.status_code} error is {response['Content-Type']}, not JSON: {response.content[:200]!r}"
-    )
-    body = json.loads(response.content)
-    allowed = operation.documented_error_keys(response.status_code) if operation else {"error"}
+    assert content_type.startswith("application/json"), f"{status} error is {content_type!r}, not JSON: {content[:200]!r}"
+    body = json.loads(content)
+    allowed = operation.documented_error_keys(status) if operation else {"error"}
     assert isinstance(body, dict) and "error" in body and set(body) <= allowed, (
-        f"{response.status_code} body is not the error envelope: {body!r}"
+        f"{status} body is not the error envelope: {body!r}"
     )
     assert isinstance(body["error"], str) and body["error"].strip(), f"the error message is empty: {body!r}"
     return body
 
 
-def assert_no_server_error(response, operation: Operation | None = None) -> None:
+def check_status(status: int, content: bytes, operation: Operation | None = None) -> None:
     """Never a 500; another 5xx only where the operation documents it (e.g. 503 "not enabled")."""
-    status = response.status_code
-    assert status != 500, f"500 for {operation}: {response.content[:500]!r}"
+    assert status != 500, f"500 from {operation}: {content[:500]!r}"
     if status >= 500:
-        assert operation is not None and operation.documents(status), f"undocumented {status} for {operation}"
+        assert operation is not None and operation.documents(status), f"undocumented {status} from {operation}"
+
+
+def assert_envelope(response, operation: Operation | None = None) -> dict:
+    return check_error_body(response.status_code, response.get("Content-Type", ""), response.content, operation)
 
 
 def assert_sound(response, operation: Operation | None = None) -> None:
     """No server error, and every error is the envelope."""
-    assert_no_server_error(response, operation)
+    check_status(response.status_code, response.content, operation)
     if response.status_code >= 400:
         assert_envelope(response, operation)

@@ -35,11 +35,6 @@ def test_the_schema_has_keyed_and_keyless_routes():
     assert keyed and len(keyed) < len(operations())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="App bug: accounts.auth.ApiKeyAuthentication has no OpenApiAuthenticationExtension, so drf-spectacular "
-    "drops it and no operation lists the ApiKey scheme in `security`; keyed and keyless routes look alike in the schema.",
-)
 def test_the_schema_declares_which_routes_need_a_key():
     disagreements = [
         f"{op}: view auth={op.view_auth!r}, schema security={op.spec.get('security')!r}"
@@ -58,11 +53,6 @@ def test_without_a_key_a_keyed_route_is_401_and_no_route_fails(op, alice):
         assert set(assert_envelope(response)) == {"error"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="App bug: core.api.ApiView raises core.errors.Unauthorized with no headers when no key is sent, "
-    "so the 401 lacks WWW-Authenticate (a bad key, through DRF's AuthenticationFailed, does carry it).",
-)
 @pytest.mark.parametrize("op", keyed_operations(), ids=operation_ids)
 def test_without_a_key_the_401_names_the_bearer_scheme(op, alice):
     response = call(keyed_client(), op.method, url(op.path, registry.path_params_for(op.path, alice)))
