@@ -15,6 +15,11 @@ handler500 = "core.errors.handler500"
 api_v1 = [
     path("", include("accounts.urls")),
     path("", include("billing.urls")),
+    path("", include("guardrails.urls")),
+    path("", include("atlas.urls")),
+    path("", include("beacon.urls")),
+    path("", include("tower.urls")),
+    path("", include("preflight.urls")),
     path("health", core_views.HealthView.as_view()),
     path("signing-key", core_views.SigningKeyView.as_view()),
 ]

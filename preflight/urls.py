@@ -1,0 +1,3 @@
+"""Routes of preflight under /api/v1/ (filled in by its issue)."""
+
+urlpatterns: list = []
