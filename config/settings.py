@@ -94,9 +94,18 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     try:
-        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))}
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
     except ValueError as exc:
         raise ConfigError(f"DATABASE_URL is not a database URL: {exc}") from None
+    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        # A connection pool per process: under ASGI each request runs in a new thread, so
+        # persistent per-thread connections would pile up; the pool reuses a few.
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": env_int("DB_POOL_MIN", 1, minimum=0),
+            "max_size": env_int("DB_POOL_MAX", 10, minimum=1),
+            "timeout": env_int("DB_POOL_TIMEOUT_SECONDS", 10, minimum=1),
+        }
 else:
     DATABASES = {
         "default": {

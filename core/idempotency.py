@@ -56,17 +56,17 @@ def idempotency_begin(*, scope: str, key: str, fingerprint: str) -> Lease | Repl
     lock = timedelta(seconds=settings.IDEMPOTENCY_LOCK_SECONDS)
     for _ in range(5):
         now = clock.now()
-        try:
-            with transaction.atomic():
-                record = IdempotencyRecord.objects.create(
-                    scope=scope, key=key, fingerprint=fingerprint, created_at=now, locked_until=now + lock
-                )
-            return Lease(record.pk)
-        except IntegrityError:
-            pass
+        # Read first: a replay (the common retry) then costs one SELECT, not a failed INSERT.
         record = IdempotencyRecord.objects.filter(scope=scope, key=key).first()
         if record is None:
-            continue  # released between our insert and our read
+            try:
+                with transaction.atomic():
+                    record = IdempotencyRecord.objects.create(
+                        scope=scope, key=key, fingerprint=fingerprint, created_at=now, locked_until=now + lock
+                    )
+                return Lease(record.pk)
+            except IntegrityError:
+                continue  # another request inserted it first: read it on the next turn
         if record.created_at <= now - ttl:
             IdempotencyRecord.objects.filter(pk=record.pk, created_at=record.created_at).delete()
             continue

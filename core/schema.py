@@ -59,6 +59,16 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
 class AutoSchema(SpectacularAutoSchema):
     """Security from the view's declared policy: `auth` required, optional (a key or none) or none."""
 
+    def _get_request_body(self, direction="request"):
+        # A DELETE that declares a body (DELETE /api/v1/org takes `confirm`) documents it like a POST.
+        if self.method == "DELETE" and self.get_request_serializer() is not None:
+            self.method = "POST"
+            try:
+                return super()._get_request_body(direction)
+            finally:
+                self.method = "DELETE"
+        return super()._get_request_body(direction)
+
     def get_auth(self):
         policy = getattr(self.view, "auth", None)
         if policy == "none":
