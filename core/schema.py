@@ -61,7 +61,8 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _get_request_body(self, direction="request"):
         # A DELETE that declares a body (DELETE /api/v1/org takes `confirm`) documents it like a POST.
-        if self.method == "DELETE" and self.get_request_serializer() is not None:
+        declared = "get_request_serializer" in type(self).__dict__  # set by @extend_schema(request=...)
+        if self.method == "DELETE" and declared and self.get_request_serializer() is not None:
             self.method = "POST"
             try:
                 return super()._get_request_body(direction)
