@@ -26,6 +26,7 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) manage.py check --fail-level WARNING
 	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 worker: $(VENV)/.installed

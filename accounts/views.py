@@ -95,7 +95,7 @@ class ApiKeyListView(ApiView):
 class ApiKeyDetailView(ApiView):
     """Revoke a key: it stops working at once."""
 
-    @extend_schema(tags=["Account"], responses={200: ApiKeyRevokedOut, **errors(401, 403, 404)})
+    @extend_schema(tags=["Account"], request=None, responses={200: ApiKeyRevokedOut, **errors(401, 403, 404)})
     def delete(self, request, key_id):
         key = services.api_key_revoke(org=request.org, key_id=key_id, **_actor(request))
         return Response({"id": key.pk, "is_active": key.is_active})
