@@ -8,8 +8,12 @@ scope and error sweeps. test_tenancy fails for a parametrized path that has no f
 A path whose parameter is not a tenant's object (a public record, a language code) still needs a
 factory, for its parameters, and goes in `NOT_TENANT_OWNED` with the reason another tenant may
 read it.
+
+Each product keeps its own entries in `tests/<app>/contract.py`, a module with the same two dicts
+(`OBJECT_FACTORIES`, `NOT_TENANT_OWNED`); they are merged here.
 """
 
+import importlib
 from collections.abc import Callable
 
 from accounts import services as accounts
@@ -25,6 +29,16 @@ OBJECT_FACTORIES: dict[str, Callable[..., dict]] = {
 }
 
 NOT_TENANT_OWNED: dict[str, str] = {}
+
+for _app in ("accounts", "billing", "guardrails", "atlas", "beacon", "tower", "preflight"):
+    try:
+        _module = importlib.import_module(f"tests.{_app}.contract")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"tests.{_app}.contract":
+            raise
+        continue
+    OBJECT_FACTORIES.update(getattr(_module, "OBJECT_FACTORIES", {}))
+    NOT_TENANT_OWNED.update(getattr(_module, "NOT_TENANT_OWNED", {}))
 
 
 def path_params_for(path: str, tenant) -> dict:
