@@ -100,6 +100,7 @@ def _prepare(env: dict) -> dict:
         "call_command('migrate', interactive=False, verbosity=0)\n"
         "from accounts import services\n"
         "org, issued = services.signup(org_name='bench')\n"
+        "org.plan = 'bench'; org.save(update_fields=['plan'])\n"
         "print(json.dumps({'key': issued.raw}))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True)
@@ -248,6 +249,14 @@ def _cases(key: str) -> list[Case]:
             {**bearer, **replay_key},
             body,
             baseline="bare POST (no auth)",
+        ),
+        Case(
+            "POST metered (reserve + headers)",
+            "POST",
+            "/bench/metered",
+            bearer,
+            body,
+            baseline="POST keyed, no Idempotency-Key",
         ),
         Case("bare GET again (drift check)", "GET", "/bench/bare", {}, baseline="bare GET (no auth)"),
     ]
