@@ -31,13 +31,13 @@ class Organization(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return self.name
+
     @property
     def is_verified(self) -> bool:
         """A person's login or a verified domain: lifts the limits of an anonymous agent's account."""
         return self.owner_id is not None or self.domain_verified_at is not None
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class ApiKey(models.Model):

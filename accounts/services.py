@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 
-from accounts.keys import key_generate
 from accounts import domains
+from accounts.keys import key_generate
 from accounts.models import ApiKey, AuditEvent, DomainProof, Organization
 from accounts.webhooks import webhook_emit
 from core import clock

@@ -36,8 +36,8 @@ from accounts.serializers import (
     WebhookTestOut,
 )
 from core.api import ApiView
-from core.net import client_ip
 from core.errors import Conflict
+from core.net import client_ip
 from core.schema import errors, obj
 from core.throttle import throttle
 

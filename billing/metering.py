@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from accounts.models import Organization
@@ -89,10 +89,9 @@ def _burst_take(meter: Meter, subject: str, units: int, limit: int, now: datetim
     window = int(now.timestamp()) // 60 * 60
     window_end = window + 60
     key = f"burst:{meter.name}:{subject}:{window}"
-    cache.add(key, 0, timeout=120)
     try:
-        count = cache.incr(key, units)
-    except ValueError:  # expired between add and incr
+        count = cache.incr(key, units)  # one round trip in the common case: the window's counter exists
+    except ValueError:
         cache.add(key, 0, timeout=120)
         count = cache.incr(key, units)
     headers = {"X-Burst-Limit": str(limit), "X-Burst-Reset": str(window_end)}
@@ -107,16 +106,35 @@ def _burst_take(meter: Meter, subject: str, units: int, limit: int, now: datetim
     return key, headers
 
 
-def _daily_take(meter: Meter, org: Organization | None, subject: str, day: date, units: int, limit: int) -> tuple[int, int]:
-    """(units from the allowance, units from credits), or TooManyRequests with nothing taken."""
-    rows = Allowance.objects.filter(subject=subject, meter=meter.name, day=day)
-    if not rows.exists():
-        Allowance.objects.bulk_create([Allowance(subject=subject, meter=meter.name, day=day)], ignore_conflicts=True)
-    if rows.filter(used__lte=limit - units).update(used=F("used") + units):
-        return units, 0
+_TAKE_SQL = (
+    "INSERT INTO {table} (subject, meter, day, used) VALUES (%s, %s, %s, %s) "
+    "ON CONFLICT (subject, meter, day) DO UPDATE SET used = {table}.used + excluded.used "
+    "WHERE {table}.used + excluded.used <= %s RETURNING used"
+)
+
+
+def _allowance_take(subject: str, meter: Meter, day: date, units: int, limit: int) -> int | None:
+    """Take `units` if they fit under `limit` in one statement (PostgreSQL and SQLite alike);
+    the count used afterwards, or None when they do not fit (nothing taken)."""
+    if units > limit:
+        return None
+    sql = _TAKE_SQL.format(table=connection.ops.quote_name(Allowance._meta.db_table))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [subject, meter.name, day, units, limit])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _daily_take(meter: Meter, org: Organization | None, subject: str, day: date, units: int, limit: int) -> tuple[int, int, int]:
+    """(units from the allowance, units from credits, used today), or TooManyRequests with nothing taken."""
+    used = _allowance_take(subject, meter, day, units, limit)
+    if used is not None:
+        return units, 0, used
     if not (meter.credits and org is not None):
         raise TooManyRequests(meter.refusal)
+    rows = Allowance.objects.filter(subject=subject, meter=meter.name, day=day)
     with transaction.atomic():
+        Allowance.objects.bulk_create([Allowance(subject=subject, meter=meter.name, day=day)], ignore_conflicts=True)
         row = rows.select_for_update().get()
         from_allowance = max(0, min(units, limit - row.used))
         from_credits = units - from_allowance
@@ -124,7 +142,7 @@ def _daily_take(meter: Meter, org: Organization | None, subject: str, day: date,
             raise TooManyRequests(meter.refusal)
         if from_allowance:
             rows.filter(pk=row.pk).update(used=F("used") + from_allowance)
-    return from_allowance, from_credits
+    return from_allowance, from_credits, row.used + from_allowance
 
 
 def _remaining(meter: Meter, subject: str, day: date, limit: int) -> int:
@@ -152,7 +170,7 @@ def reserve(*, meter_name: str, org: Organization | None, client_address: str, u
             refusal.headers.update({**daily_headers, meter.remaining_header: str(_remaining(meter, subject, day, limit))})
             raise
     try:
-        from_allowance, from_credits = _daily_take(meter, org, subject, day, units, limit)
+        from_allowance, from_credits, used = _daily_take(meter, org, subject, day, units, limit)
     except TooManyRequests as refusal:
         if burst_key:
             cache.decr(burst_key, units)
@@ -161,7 +179,7 @@ def reserve(*, meter_name: str, org: Organization | None, client_address: str, u
         refusal.headers["Retry-After"] = str(max(1, math.ceil((reset - now).total_seconds())))
         raise
 
-    headers = {**daily_headers, meter.remaining_header: str(_remaining(meter, subject, day, limit)), **burst_headers}
+    headers = {**daily_headers, meter.remaining_header: str(max(0, limit - used)), **burst_headers}
     if from_credits:
         balance = CreditBalance.objects.filter(org=org).values_list("balance", flat=True).first() or 0
         headers["X-Credits-Remaining"] = str(balance)
@@ -204,13 +222,18 @@ def settle(reservation: Reservation, *, product: str, succeeded: bool) -> None:
     reservation.settled = True
 
 
+_USAGE_SQL = (
+    "INSERT INTO {table} (org_id, product, day, count, credits_used) VALUES (%s, %s, %s, %s, %s) "
+    "ON CONFLICT (org_id, product, day) DO UPDATE SET count = {table}.count + excluded.count, "
+    "credits_used = {table}.credits_used + excluded.credits_used"
+)
+
+
 def usage_record(*, org_id, product: str, day: date, count: int, credits_used: int = 0) -> None:
-    rows = ProductUsage.objects.filter(org_id=org_id, product=product, day=day)
-    if not rows.update(count=F("count") + count, credits_used=F("credits_used") + credits_used):
-        ProductUsage.objects.bulk_create(
-            [ProductUsage(org_id=org_id, product=product, day=day, count=0, credits_used=0)], ignore_conflicts=True
-        )
-        rows.update(count=F("count") + count, credits_used=F("credits_used") + credits_used)
+    """Add to the organization's count for the product and day, in one statement."""
+    sql = _USAGE_SQL.format(table=connection.ops.quote_name(ProductUsage._meta.db_table))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ProductUsage._meta.get_field("org").get_db_prep_value(org_id, connection), product, day, count, credits_used])
 
 
 def usage_window(days: int, *, today: date | None = None) -> list[date]:

@@ -4,12 +4,12 @@ from django.conf import settings
 from django.db import connection
 from django.shortcuts import render
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from core.api import ApiView
 from core.schema import obj
 from core.signing import public_key_record
-from rest_framework import serializers
 
 
 class HealthView(ApiView):

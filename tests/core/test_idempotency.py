@@ -3,7 +3,6 @@ from datetime import timedelta
 
 import pytest
 import requests
-from django.test import override_settings
 
 from accounts.models import AuditEvent
 from core import clock
@@ -130,7 +129,7 @@ def test_many_parallel_requests_with_one_key_execute_exactly_once(live_server, a
     assert runs(alice.org) == 1
     executed = [r for r in results if r[0] == 201 and r[1] is None]
     assert len(executed) == 1
-    for status, replayed, body in results:
+    for status, _replayed, body in results:
         assert (status == 201 and body == executed[0][2]) or (status == 409 and "error" in body)
     after = requests.post(
         f"{live_server.url}/counted", json={"value": 7, "sleep": 0.3},
