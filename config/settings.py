@@ -261,3 +261,18 @@ LOGGING = {
     # urllib3 logs full request lines (query strings can hold tokens) at DEBUG: keep it quieter.
     "loggers": {"django.request": {"level": "ERROR"}, "urllib3": {"level": "WARNING"}},
 }
+
+# Preflight: the simulator ("litesvm" in-process, the default; or "rpc": simulateTransaction on a
+# node), the node's JSON-RPC URL (also read for reports, and for LiteSVM forking when
+# PREFLIGHT_LITESVM_FORK is on), operator-supplied account state for LiteSVM (a JSON file of address
+# to account in the node's base64 shape), and the most accounts one check reads.
+PREFLIGHT_SIMULATOR = env_str("PREFLIGHT_SIMULATOR", "litesvm")
+if PREFLIGHT_SIMULATOR not in ("litesvm", "rpc"):
+    raise ConfigError(f"PREFLIGHT_SIMULATOR must be 'litesvm' or 'rpc', not {PREFLIGHT_SIMULATOR!r}.")
+PREFLIGHT_RPC_URL = env_str("PREFLIGHT_RPC_URL")
+PREFLIGHT_RPC_COMMITMENT = env_str("PREFLIGHT_RPC_COMMITMENT", "confirmed")
+PREFLIGHT_RPC_TIMEOUT_SECONDS = env_int("PREFLIGHT_RPC_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
+PREFLIGHT_LITESVM_ACCOUNTS_FILE = env_str("PREFLIGHT_LITESVM_ACCOUNTS_FILE")
+PREFLIGHT_LITESVM_FORK = env_bool("PREFLIGHT_LITESVM_FORK", False)
+PREFLIGHT_MAX_ACCOUNTS = env_int("PREFLIGHT_MAX_ACCOUNTS", 64, minimum=2, maximum=100)
+PREFLIGHT_REPORT_RATE = env_str("PREFLIGHT_REPORT_RATE", "60/h")
