@@ -1,0 +1,129 @@
+"""Credentials: provider key formats (after gitleaks' rules, MIT), private keys, passwords in
+assignments or sentences in 14 languages, URLs with credentials. Placeholders, documented example
+keys and environment-variable references are not secrets.
+"""
+
+import math
+import re
+from collections import Counter
+
+from guardrails.engine.findings import Finding
+
+RULES: list[tuple[str, re.Pattern, float]] = [
+    ("PRIVATE_KEY", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )?PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,6000}?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)"), 0.99),
+    ("AWS_ACCESS_KEY", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"), 0.98),
+    ("GITHUB_TOKEN", re.compile(r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), 0.99),
+    ("GITHUB_TOKEN", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{60,90}"), 0.99),
+    ("GITLAB_TOKEN", re.compile(r"(?<![A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,}"), 0.99),
+    ("SLACK_WEBHOOK", re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/_-]{20,}"), 0.99),
+    ("SLACK_TOKEN", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"), 0.97),
+    ("STRIPE_KEY", re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0.98),
+    ("ANTHROPIC_KEY", re.compile(r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{40,}"), 0.99),
+    ("OPENAI_KEY", re.compile(r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"), 0.99),
+    ("OPENAI_KEY", re.compile(r"(?<![A-Za-z0-9])sk-(?:proj-)?[A-Za-z0-9]{32,}(?![A-Za-z0-9])"), 0.9),
+    ("GOOGLE_API_KEY", re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), 0.98),
+    ("HUGGINGFACE_TOKEN", re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z]{30,40}(?![A-Za-z0-9])"), 0.98),
+    ("SENDGRID_KEY", re.compile(r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{39,50}"), 0.99),
+    ("NPM_TOKEN", re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), 0.98),
+    ("DATABRICKS_TOKEN", re.compile(r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"), 0.95),
+    ("JWT", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.?[A-Za-z0-9_-]*"), 0.95),
+    ("AZURE_CLIENT_SECRET", re.compile(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\d[A-Za-z0-9_~.-]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"), 0.95),
+    ("URL_WITH_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s/]{3,128})@[^\s/@]+"), 0.95),
+]
+
+# "password: X", "Passwort ist X", "mot de passe est X", ... and config assignments.
+_SECRET_WORDS = (
+    r"password|passwd|pwd|passphrase|pass|secret|client_secret|secret_key|api[_-]?key|apikey|access[_-]?key|"
+    r"auth[_-]?token|access[_-]?token|token|credentials?|private[_-]?key|"
+    r"passwort|kennwort|mot de passe|contraseña|clave|senha|wachtwoord|hasło|haslo|пароль|パスワード|密码|密碼|"
+    r"كلمة المرور|كلمة السر|पासवर्ड|şifre|sifre|parola|password dell'account|la password"
+)
+ASSIGNMENT = re.compile(
+    rf"(?:[A-Za-z0-9_]*(?:{_SECRET_WORDS})[A-Za-z0-9_]*)[\"']?\s*(?:=|:|：|=>|:=)\s*[\"'`]?([^\s\"'`,;]{{6,200}})",
+    re.IGNORECASE,
+)
+PLACEHOLDER = re.compile(
+    r"x{4,}|X{4,}|\*{3,}|\.{3}|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|^\$[A-Za-z_]|%\([A-Za-z_]+\)s|%s\b|your[_-]?|_here\b|"
+    r"example|EXAMPLE|dummy|changeme|change_me|placeholder|redacted|sample|fake|test123|abc123|123456|"
+    r"(?-i:^(?:[A-Z0-9]+_)+[A-Z0-9]+$)|^\$|not_secret|os\.environ|getenv|process\.env|ENV\[|secrets\.|vault:|^null$|^none$|^true$|^false$",
+    re.IGNORECASE,
+)
+HEX_OR_UUID = re.compile(r"^(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
+
+
+def entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values()) if n else 0.0
+
+
+def is_placeholder(value: str) -> bool:
+    if PLACEHOLDER.search(value):
+        return True
+    core = re.sub(r"^[a-z]{2,6}[_-]", "", value)  # ghp_, sk_, hf_ ...
+    if len(set(core.lower())) <= 3:
+        return True
+    return bool(HEX_OR_UUID.match(value))
+
+
+def _looks_like_password(value: str) -> bool:
+    """A value near a password word that could be live: mixed character classes, not a word or a variable."""
+    value = value.strip("\"'`()[]{}«»“”=").rstrip(".,;:?!)")
+    if len(value) < 6 or is_placeholder(value) or "://" in value or re.search(r"[<>\[\]()]", value):
+        return False
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) and not re.search(r"\d", value):
+        return False  # an identifier or a variable
+    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^\w\s]|_"))
+    return classes >= 3 or (len(value) >= 12 and classes >= 2 and bool(re.search(r"\d", value)) and entropy(value) >= 3.2)
+
+
+_WORD = re.compile(rf"(?<![A-Za-z0-9])(?:{_SECRET_WORDS}|كلمة مرور)(?:si|sı|i|ı|s|u|ü)?(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def _looks_like_password_in_prose(value: str) -> bool:
+    """Stricter than in an assignment: prose has hyphenated words, handles and HTML entities."""
+    value = value.rstrip(".,;:?!)")
+    if len(value) < 8 or not re.search(r"\d", value) or re.search(r"&#|#x|\.[A-Za-z]{2,}\b|^[#@]|/", value):
+        return False
+    has_symbol = bool(re.search(r"[^\w\s]|_", value))
+    return _looks_like_password(value) and (has_symbol or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)))
+_TOKEN = re.compile(r"[^\s\"'`,;、。，：:]+")
+
+
+def detect(text: str) -> list[Finding]:
+    found: list[Finding] = []
+
+    def add(kind: str, start: int, end: int, score: float):
+        if not any(start < f.end and f.start < end for f in found):
+            found.append(Finding("secrets", kind, start, end, score, text[start:end]))
+
+    for kind, pattern, score in RULES:
+        for m in pattern.finditer(text):
+            value = m.group()
+            if kind == "URL_WITH_CREDENTIALS":
+                password = m.group(1)
+                if is_placeholder(password) or password.startswith("$"):
+                    continue
+            elif kind == "PRIVATE_KEY":
+                if re.search(r"\.\.\.|x{6,}|<[^>]+>", value[40:200]):
+                    continue
+            elif is_placeholder(value) and kind != "STRIPE_KEY":
+                continue
+            elif kind == "STRIPE_KEY" and (PLACEHOLDER.search(value) or len(set(value[8:])) <= 4):
+                continue
+            add(kind, m.start(), m.end(), score)
+    for m in ASSIGNMENT.finditer(text):
+        if _looks_like_password(m.group(1)):
+            stripped = m.group(1).rstrip(".,;)]}")
+            add("PASSWORD", m.start(1), m.start(1) + len(stripped), 0.9)
+    for m in _WORD.finditer(text):  # "the password of the VPN account is X" in any language: the next mixed token
+        window_start = m.end()
+        window = text[window_start:window_start + 60]
+        for token in _TOKEN.finditer(window):
+            if _looks_like_password_in_prose(token.group()):
+                value = token.group().rstrip(".,;:?!)")
+                start = window_start + token.start() + (len(token.group()) - len(token.group().lstrip("\"'`([{«“")))
+                add("PASSWORD", start, window_start + token.start() + len(value), 0.85)
+                break
+    found.sort(key=lambda f: f.start)
+    return found
