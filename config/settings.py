@@ -276,3 +276,23 @@ PREFLIGHT_LITESVM_ACCOUNTS_FILE = env_str("PREFLIGHT_LITESVM_ACCOUNTS_FILE")
 PREFLIGHT_LITESVM_FORK = env_bool("PREFLIGHT_LITESVM_FORK", False)
 PREFLIGHT_MAX_ACCOUNTS = env_int("PREFLIGHT_MAX_ACCOUNTS", 64, minimum=2, maximum=100)
 PREFLIGHT_REPORT_RATE = env_str("PREFLIGHT_REPORT_RATE", "60/h")
+
+# Beacon: the conduct of one check (requests, time, parallel fetches), the MCP Registry searched, the
+# model judge (OpenAI-compatible; the embedded judge when BEACON_JUDGE_URL is empty), and payment.
+BEACON_MAX_REQUESTS = env_int("BEACON_MAX_REQUESTS", 24, minimum=5, maximum=50)
+BEACON_CHECK_SECONDS = env_int("BEACON_CHECK_SECONDS", 60, minimum=5, maximum=600)
+BEACON_FETCH_SECONDS = env_int("BEACON_FETCH_SECONDS", 10, minimum=1, maximum=60)
+BEACON_MAX_REDIRECTS = env_int("BEACON_MAX_REDIRECTS", 3, minimum=0, maximum=10)
+BEACON_PARALLEL_FETCHES = env_int("BEACON_PARALLEL_FETCHES", 6, minimum=1, maximum=16)
+BEACON_MCP_REGISTRY_URL = env_str("BEACON_MCP_REGISTRY_URL", "https://registry.modelcontextprotocol.io")
+BEACON_JUDGE_URL = env_str("BEACON_JUDGE_URL")
+BEACON_JUDGE_KEY = env_str("BEACON_JUDGE_KEY")
+BEACON_JUDGE_MODEL = env_str("BEACON_JUDGE_MODEL", "gpt-4o-mini")
+BEACON_JUDGE_SECONDS = env_int("BEACON_JUDGE_SECONDS", 30, minimum=1, maximum=120)
+# While billing is not enabled a check runs without payment (development and self-hosting); false holds
+# it at awaiting_payment instead.
+BEACON_FREE_WHEN_BILLING_DISABLED = env_bool("BEACON_FREE_WHEN_BILLING_DISABLED", True)
+BEACON_START_RATE = env_str("BEACON_START_RATE", "30/h")
+BEACON_LEASE_SECONDS = env_int("BEACON_LEASE_SECONDS", 180, minimum=10)
+BEACON_MAX_ATTEMPTS = env_int("BEACON_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
+CELERY_BEAT_SCHEDULE["beacon-sweep"] = {"task": "beacon.tasks.check_sweep", "schedule": float(env_int("BEACON_SWEEP_SECONDS", 60, minimum=5))}
