@@ -296,3 +296,9 @@ BEACON_START_RATE = env_str("BEACON_START_RATE", "30/h")
 BEACON_LEASE_SECONDS = env_int("BEACON_LEASE_SECONDS", 180, minimum=10)
 BEACON_MAX_ATTEMPTS = env_int("BEACON_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
 CELERY_BEAT_SCHEDULE["beacon-sweep"] = {"task": "beacon.tasks.check_sweep", "schedule": float(env_int("BEACON_SWEEP_SECONDS", 60, minimum=5))}
+
+# Tower: limits per organization (active agents; decisions, i.e. POST decide and dry runs, per UTC day;
+# actions per UTC month).
+TOWER_AGENTS_MAX_ACTIVE = env_int("TOWER_AGENTS_MAX_ACTIVE", 25, minimum=1, maximum=10_000)
+TOWER_DECISIONS_PER_DAY = env_int("TOWER_DECISIONS_PER_DAY", 10_000, minimum=1)
+TOWER_ACTIONS_PER_MONTH = env_int("TOWER_ACTIONS_PER_MONTH", 5_000, minimum=1)
