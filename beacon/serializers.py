@@ -5,11 +5,11 @@ from rest_framework import serializers
 from . import constants
 
 
-class CheckStartIn(serializers.Serializer):
+class BeaconCheckStartIn(serializers.Serializer):
     url = serializers.CharField(max_length=2048, help_text="The public http(s) address of the site, e.g. https://example.com/.")
 
 
-class EvidenceOut(serializers.Serializer):
+class BeaconEvidenceOut(serializers.Serializer):
     url = serializers.CharField()
     status = serializers.IntegerField(allow_null=True, help_text="HTTP status, null when the fetch failed.")
     excerpt = serializers.CharField(required=False, help_text="A short excerpt of what came back.")
@@ -17,12 +17,12 @@ class EvidenceOut(serializers.Serializer):
     note = serializers.CharField(required=False)
 
 
-class FixOut(serializers.Serializer):
+class BeaconFixOut(serializers.Serializer):
     text = serializers.CharField(help_text="What to change.")
     snippet = serializers.CharField(allow_blank=True, help_text="The lines to add: robots lines, an llms.txt skeleton, card JSON, a header.")
 
 
-class CheckResultOut(serializers.Serializer):
+class BeaconCheckResultOut(serializers.Serializer):
     id = serializers.ChoiceField(choices=[c.id for c in constants.CHECKS])
     category = serializers.ChoiceField(choices=list(constants.CATEGORIES))
     title = serializers.CharField()
@@ -31,19 +31,19 @@ class CheckResultOut(serializers.Serializer):
     status = serializers.ChoiceField(choices=list(constants.VERDICTS), help_text="not_applicable and error count for nothing either way.")
     points = serializers.FloatField(allow_null=True, help_text="pass 1, partial 0.5, fail 0; null when not counted.")
     summary = serializers.CharField()
-    evidence = EvidenceOut(many=True)
-    fix = FixOut(allow_null=True)
+    evidence = BeaconEvidenceOut(many=True)
+    fix = BeaconFixOut(allow_null=True)
     details = serializers.DictField()
 
 
-class ScoresOut(serializers.Serializer):
+class BeaconScoresOut(serializers.Serializer):
     overall = serializers.IntegerField(allow_null=True, help_text="Mean of the category scores that exist.")
     find = serializers.IntegerField(allow_null=True, help_text="0-100: 100 × Σ(weight × points) / Σ(weight) over counted checks.")
     read = serializers.IntegerField(allow_null=True)
     use = serializers.IntegerField(allow_null=True)
 
 
-class SuggestionOut(serializers.Serializer):
+class BeaconSuggestionOut(serializers.Serializer):
     check = serializers.CharField()
     category = serializers.CharField()
     impact = serializers.FloatField(help_text="weight × points lost; suggestions come highest first.")
@@ -52,21 +52,21 @@ class SuggestionOut(serializers.Serializer):
     snippet = serializers.CharField(allow_blank=True)
 
 
-class ReportOut(serializers.Serializer):
+class BeaconReportOut(serializers.Serializer):
     url = serializers.CharField()
     scanned_at = serializers.DateTimeField()
     seconds = serializers.FloatField()
     requests_made = serializers.IntegerField(help_text="Requests sent to the site (redirect hops included).")
     request_budget = serializers.IntegerField()
     judge = serializers.CharField(help_text="'embedded' or 'chat' (an OpenAI-compatible model).")
-    scores = ScoresOut()
-    checks = CheckResultOut(many=True)
-    suggestions = SuggestionOut(many=True)
+    scores = BeaconScoresOut()
+    checks = BeaconCheckResultOut(many=True)
+    suggestions = BeaconSuggestionOut(many=True)
     requests = serializers.ListField(child=serializers.DictField(), help_text="Every request sent: method, url, status, error, elapsed.")
     user_agent = serializers.CharField()
 
 
-class CheckOut(serializers.Serializer):
+class BeaconCheckOut(serializers.Serializer):
     id = serializers.CharField(help_text="bcn_ followed by 16 characters.")
     url = serializers.CharField()
     status = serializers.ChoiceField(choices=list(constants.STATES), help_text="; ".join(f"{k}: {v}" for k, v in constants.STATE_MEANINGS.items()))
@@ -79,17 +79,17 @@ class CheckOut(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
     attempts = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
-    report = ReportOut(allow_null=True)
+    report = BeaconReportOut(allow_null=True)
 
 
-class SavedOut(serializers.Serializer):
+class BeaconSavedOut(serializers.Serializer):
     id = serializers.CharField(help_text="The check's id.")
     url = serializers.CharField()
     status = serializers.CharField()
     saved_at = serializers.DateTimeField()
-    scores = ScoresOut(allow_null=True)
+    scores = BeaconScoresOut(allow_null=True)
     status_url = serializers.CharField()
 
 
-class SavedListOut(serializers.Serializer):
-    saved = SavedOut(many=True)
+class BeaconSavedListOut(serializers.Serializer):
+    saved = BeaconSavedOut(many=True)

@@ -17,7 +17,7 @@ from core.schema import errors, obj
 from core.throttle import throttle
 
 from . import constants, sample, services
-from .serializers import CheckOut, CheckStartIn, ReportOut, SavedListOut, SavedOut
+from .serializers import BeaconCheckOut, BeaconCheckStartIn, BeaconReportOut, BeaconSavedListOut, BeaconSavedOut
 
 TAGS = ["Beacon"]
 
@@ -86,11 +86,11 @@ class CheckStartView(JsonOnly, ApiView):
 
     auth = "optional"
 
-    @extend_schema(tags=TAGS, request=CheckStartIn, responses={
-        201: CheckOut, **errors(400, 401, 403, 413, 415, 422, 429, 503, s422="The site does not answer at all.",
+    @extend_schema(tags=TAGS, request=BeaconCheckStartIn, responses={
+        201: BeaconCheckOut, **errors(400, 401, 403, 413, 415, 422, 429, 503, s422="The site does not answer at all.",
                                 s503="Card payment is not enabled and free checks are switched off.")})
     def post(self, request):
-        data = self.validated(CheckStartIn, request.data)
+        data = self.validated(BeaconCheckStartIn, request.data)
         if request.org is None:
             throttle(request, group="beacon-start", rate=settings.BEACON_START_RATE,
                      message="Too many Beacon checks from this address; try again later.")
@@ -113,7 +113,7 @@ class CheckDetailView(JsonOnly, ApiView):
     auth = "none"
 
     @extend_schema(tags=TAGS, parameters=[FORMAT, DOWNLOAD], responses={
-        200: OpenApiResponse(CheckOut, description="The check; text/markdown or text/html with format=md or html."),
+        200: OpenApiResponse(BeaconCheckOut, description="The check; text/markdown or text/html with format=md or html."),
         **errors(400, 404)})
     def get(self, request, check_id: str):
         fmt = request.query_params.get("format", "json")
@@ -143,7 +143,7 @@ class SampleView(JsonOnly, ApiView):
 
     auth = "none"
 
-    @extend_schema(tags=TAGS, responses={200: obj("BeaconSample", note=serializers.CharField(), report=ReportOut())})
+    @extend_schema(tags=TAGS, responses={200: obj("BeaconSample", note=serializers.CharField(), report=BeaconReportOut())})
     def get(self, request):
         return Response(sample.sample_report())
 
@@ -151,7 +151,7 @@ class SampleView(JsonOnly, ApiView):
 class SavedListView(JsonOnly, ApiView):
     """The organization's saved Beacon reports, newest first."""
 
-    @extend_schema(tags=TAGS, responses={200: SavedListOut, **errors(401, 403)})
+    @extend_schema(tags=TAGS, responses={200: BeaconSavedListOut, **errors(401, 403)})
     def get(self, request):
         return Response({"saved": [_saved_out(s) for s in services.saved_list(org=request.org)]})
 
@@ -165,7 +165,7 @@ def _saved_out(saved) -> dict:
 class SavedDetailView(JsonOnly, ApiView):
     """Save one of the organization's checks (PUT, idempotent: 201 then 200) or remove it (DELETE)."""
 
-    @extend_schema(tags=TAGS, request=None, responses={200: SavedOut, 201: SavedOut, **errors(401, 403, 404)})
+    @extend_schema(tags=TAGS, request=None, responses={200: BeaconSavedOut, 201: BeaconSavedOut, **errors(401, 403, 404)})
     def put(self, request, check_id: str):
         saved, created = services.saved_put(org=request.org, check_id=check_id)
         return Response(_saved_out(saved), status=201 if created else 200)
