@@ -117,8 +117,9 @@ class World:
     def __init__(self):
         self.simulator = LiteSvmSimulator()
         self.blockhash = Hash.new_unique()
-        self.wallet = Keypair().pubkey()
-        self.other = Keypair().pubkey()
+        self.wallet_keypair, self.other_keypair = Keypair(), Keypair()
+        self.wallet = self.wallet_keypair.pubkey()
+        self.other = self.other_keypair.pubkey()
         self.fund(self.wallet, 10 * SOL)
         self.fund(self.other, 1 * SOL)
         self.mint = self.new_mint()
