@@ -302,3 +302,25 @@ CELERY_BEAT_SCHEDULE["beacon-sweep"] = {"task": "beacon.tasks.check_sweep", "sch
 TOWER_AGENTS_MAX_ACTIVE = env_int("TOWER_AGENTS_MAX_ACTIVE", 25, minimum=1, maximum=10_000)
 TOWER_DECISIONS_PER_DAY = env_int("TOWER_DECISIONS_PER_DAY", 10_000, minimum=1)
 TOWER_ACTIONS_PER_MONTH = env_int("TOWER_ACTIONS_PER_MONTH", 5_000, minimum=1)
+
+# Payments. Stripe (enabled by STRIPE_SECRET_KEY above): the API base (a test server in tests), the
+# webhook endpoint's signing secret (whsec_...), and the recurring Price ids per plan, Atlas tier and
+# Tower as "starter=price_...,growth=price_...,scale=price_...,atlas_pro=price_...,atlas_team=price_...,tower=price_...".
+# Credit packs and Beacon's card check are one-time payments priced from billing/constants.py.
+STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
+STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET")
+STRIPE_PRICES = dict(item.split("=", 1) for item in env_list("STRIPE_PRICES") if "=" in item)
+STRIPE_TIMEOUT_SECONDS = env_int("STRIPE_TIMEOUT_SECONDS", 30, minimum=1, maximum=120)
+# Where a person lands after a checkout or the portal when the caller gives no URL.
+BILLING_RETURN_URL = env_str("BILLING_RETURN_URL", f"{BASE_URL}/docs")
+# x402 pay-per-use (USDC): enabled when X402_PAY_TO (the receiving address) is set. The network is written
+# the v2 way (CAIP-2: eip155:8453 is Base mainnet, what the spec's v1 name "base" means; eip155:84532 is
+# Base Sepolia). The facilitator verifies and settles: its URL, and a bearer token when it takes one.
+X402_PAY_TO = env_str("X402_PAY_TO")
+X402_NETWORK = env_str("X402_NETWORK", "eip155:8453")
+X402_FACILITATOR_URL = env_str("X402_FACILITATOR_URL", "https://api.cdp.coinbase.com/platform/v2/x402")
+X402_FACILITATOR_TOKEN = env_str("X402_FACILITATOR_TOKEN")
+# Or a dotted path to a callable returning per-call headers ({"verify": {...}, "settle": {...}}), e.g. a CDP JWT maker.
+X402_FACILITATOR_HEADERS = env_str("X402_FACILITATOR_HEADERS")
+X402_FACILITATOR_SECONDS = env_int("X402_FACILITATOR_SECONDS", 60, minimum=1, maximum=300)
+X402_ENABLED = bool(X402_PAY_TO)
