@@ -324,3 +324,13 @@ X402_FACILITATOR_TOKEN = env_str("X402_FACILITATOR_TOKEN")
 X402_FACILITATOR_HEADERS = env_str("X402_FACILITATOR_HEADERS")
 X402_FACILITATOR_SECONDS = env_int("X402_FACILITATOR_SECONDS", 60, minimum=1, maximum=300)
 X402_ENABLED = bool(X402_PAY_TO)
+
+# Atlas: the daily refresh fetches the operators' published IP lists through core.safe_http (off: the bundled
+# CC0 copies only); requests to this service by registered agents are counted per agent per day (no addresses).
+ATLAS_REFRESH_FETCH = env_bool("ATLAS_REFRESH_FETCH", True)
+ATLAS_SIGHTINGS = env_bool("ATLAS_SIGHTINGS", True)
+if ATLAS_SIGHTINGS:
+    MIDDLEWARE = [*MIDDLEWARE, "atlas.middleware.SightingMiddleware"]
+CELERY_BEAT_SCHEDULE["atlas-refresh"] = {"task": "atlas.tasks.atlas_refresh", "schedule": crontab(hour=2, minute=30)}
+CELERY_BEAT_SCHEDULE["atlas-traffic-report"] = {"task": "atlas.tasks.atlas_traffic_report_build", "schedule": crontab(hour=0, minute=20)}
+CELERY_BEAT_SCHEDULE["atlas-datasets"] = {"task": "atlas.tasks.atlas_datasets_build", "schedule": crontab(hour=0, minute=40)}
