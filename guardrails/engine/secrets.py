@@ -39,7 +39,7 @@ _SECRET_WORDS = (
     r"كلمة المرور|كلمة السر|पासवर्ड|şifre|sifre|parola|password dell'account|la password"
 )
 ASSIGNMENT = re.compile(
-    rf"(?:[A-Za-z0-9_]*(?:{_SECRET_WORDS})[A-Za-z0-9_]*)[\"']?\s*(?:=|:|：|=>|:=)\s*[\"'`]?([^\s\"'`,;]{{6,200}})",
+    rf"(?:{_SECRET_WORDS})[A-Za-z0-9_]*[\"']?\s*(?:=|:|：|=>|:=)\s*[\"'`]?([^\s\"'`,;]{{6,200}})",
     re.IGNORECASE,
 )
 PLACEHOLDER = re.compile(

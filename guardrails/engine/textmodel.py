@@ -22,27 +22,41 @@ _WORDS = re.compile(r"\w+", re.UNICODE)
 _SPACES = re.compile(r"\s+")
 
 
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+_BASE = np.uint64(1_000_003)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    h = h ^ (h >> np.uint64(29))
+    h = h * _MULT
+    return h ^ (h >> np.uint64(32))
+
+
 def features(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, values) of the L2-normalised, log-scaled hashed n-gram counts of `text`."""
+    """(indices, values) of the L2-normalised, log-scaled hashed n-gram counts of `text`.
+
+    Character 2-, 3- and 4-grams (rolling hashes over code points, vectorised) plus word unigrams
+    and bigrams."""
     text = _SPACES.sub(" ", text.lower()).strip()
-    counts: dict[int, float] = {}
-    crc = zlib.crc32
-    padded = f" {text} "
-    for n in (2, 3, 4):
-        for i in range(len(padded) - n + 1):
-            h = crc(padded[i:i + n].encode()) & (DIM - 1)
-            counts[h] = counts.get(h, 0.0) + 1.0
-    words = _WORDS.findall(text)
-    for i, word in enumerate(words):
-        h = crc(b"w:" + word.encode()) & (DIM - 1)
-        counts[h] = counts.get(h, 0.0) + 1.0
-        if i:
-            h = crc(f"b:{words[i - 1]} {word}".encode()) & (DIM - 1)
-            counts[h] = counts.get(h, 0.0) + 1.0
-    if not counts:
+    if not text:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    idx = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-    val = np.log1p(np.fromiter(counts.values(), dtype=np.float32, count=len(counts)))
+    cp = np.frombuffer(f" {text} ".encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    parts = []
+    h = cp.copy()
+    for n in (2, 3, 4):
+        if len(cp) < n:
+            break
+        h = h[:-1] * _BASE + cp[n - 1:]
+        parts.append(_mix(h + np.uint64(n)))
+    words = _WORDS.findall(text)
+    if words:
+        ids = np.array([zlib.crc32(w.encode()) for w in words], dtype=np.uint64)
+        parts.append(_mix(ids + np.uint64(7)))
+        if len(ids) > 1:
+            parts.append(_mix(ids[:-1] * _BASE + ids[1:] + np.uint64(11)))
+    all_hashes = (np.concatenate(parts) & np.uint64(DIM - 1)).astype(np.int64)
+    idx, counts = np.unique(all_hashes, return_counts=True)
+    val = np.log1p(counts.astype(np.float32))
     val /= float(np.sqrt((val * val).sum())) or 1.0
     return idx, val
 
@@ -72,10 +86,20 @@ class Head:
         z = self.platt_a * raw + self.platt_b
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
-    def score(self, texts: list[str]) -> float:
+    def raw_of(self, feats: tuple[np.ndarray, np.ndarray]) -> float:
+        idx, val = feats
+        return float(self.weights[idx] @ val) + self.bias if idx.size else self.bias
+
+    def score(self, texts: list[str], feats: list | None = None) -> float:
         """The calibrated probability of the class for the worst window of any of `texts`."""
-        best = max(self.raw(w) for t in texts if t for w in windows(t)) if any(texts) else self.bias
+        feats = feats if feats is not None else window_features(texts)
+        best = max((self.raw_of(f) for f in feats), default=self.bias)
         return self.probability_of_raw(best)
+
+
+def window_features(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Features of every window of every text, computed once and shared by the heads."""
+    return [features(w) for t in texts if t for w in windows(t)]
 
 
 @lru_cache(maxsize=4)
