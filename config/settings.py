@@ -334,3 +334,8 @@ if ATLAS_SIGHTINGS:
 CELERY_BEAT_SCHEDULE["atlas-refresh"] = {"task": "atlas.tasks.atlas_refresh", "schedule": crontab(hour=2, minute=30)}
 CELERY_BEAT_SCHEDULE["atlas-traffic-report"] = {"task": "atlas.tasks.atlas_traffic_report_build", "schedule": crontab(hour=0, minute=20)}
 CELERY_BEAT_SCHEDULE["atlas-datasets"] = {"task": "atlas.tasks.atlas_datasets_build", "schedule": crontab(hour=0, minute=40)}
+
+# Guardrails: the longest input a keyed caller may evaluate (keyless callers: 2,000, billing/constants.py),
+# and how many feedback messages one address may post a day.
+GUARDRAILS_MAX_INPUT_CHARS = env_int("GUARDRAILS_MAX_INPUT_CHARS", 50_000, minimum=2_000, maximum=1_000_000)
+GUARDRAILS_FEEDBACK_DAILY = env_int("GUARDRAILS_FEEDBACK_DAILY", 20, minimum=1, maximum=10_000)
