@@ -22,6 +22,13 @@ def wants_html(request) -> bool:
     return accept.split(",")[0].split(";")[0].strip().lower() == "text/html"
 
 
+class PageOrJsonView(ApiView):
+    """A route that is also a web page: a browser's Accept never gets a 406; JSON otherwise."""
+
+    def perform_content_negotiation(self, request, force=False):
+        return super().perform_content_negotiation(request, force=True)
+
+
 class PreflightOverviewView(ApiView):
     """What Preflight does, the reason codes, the decisions on open cases, and the guarantee (not active)."""
 
@@ -54,7 +61,7 @@ class CheckCreateView(MeteredView):
         return Response(services.verdict_full(check))
 
 
-class CheckDetailView(ApiView):
+class CheckDetailView(PageOrJsonView):
     """A verdict. Anyone gets what the record publishes; the organization that asked also gets the
     reasons' details, the effects and its policy. A browser gets the page."""
 
@@ -88,7 +95,7 @@ class ReportCreateView(ApiView):
         return Response(body, status=201 if created else 200)
 
 
-class RecordView(ApiView):
+class RecordView(PageOrJsonView):
     """The public record: every verdict, newest first, with its reports; never the wallet, amounts or
     the transaction. A browser gets the page."""
 
