@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from billing.models import Allowance, CreditBalance, CreditEntry, ProductUsage
+from billing.models import Allowance, CreditBalance, CreditEntry, ProductUsage, StripeEvent, Subscription, X402Payment
 
 
 @admin.register(CreditBalance)
@@ -29,3 +29,25 @@ class ProductUsageAdmin(admin.ModelAdmin):
 class AllowanceAdmin(admin.ModelAdmin):
     list_display = ["day", "subject", "meter", "used"]
     list_filter = ["meter"]
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["org", "product", "plan", "status", "cancel_at_period_end", "current_period_end"]
+    list_filter = ["product", "status"]
+    search_fields = ["org__name", "subscription_id"]
+    readonly_fields = [f.name for f in Subscription._meta.fields]
+
+
+@admin.register(StripeEvent)
+class StripeEventAdmin(admin.ModelAdmin):
+    list_display = ["received_at", "id", "type", "org", "outcome"]
+    search_fields = ["id", "type"]
+
+
+@admin.register(X402Payment)
+class X402PaymentAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "route", "amount", "payer", "status", "transaction"]
+    list_filter = ["status", "route"]
+    search_fields = ["payer", "nonce", "transaction"]
+    readonly_fields = [f.name for f in X402Payment._meta.fields]
