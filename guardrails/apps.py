@@ -3,3 +3,8 @@ from django.apps import AppConfig
 
 class GuardrailsConfig(AppConfig):
     name = "guardrails"
+
+    def ready(self):
+        from accounts import retention
+
+        retention.register("guardrails.Evaluation")

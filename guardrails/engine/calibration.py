@@ -57,7 +57,7 @@ def isotonic_fit(x: np.ndarray, y: np.ndarray) -> tuple[list[float], list[float]
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], y[order].astype(float)
     blocks: list[list[float]] = []  # [sum_y, count, x_min, x_max]
-    for xi, yi in zip(xs, ys):
+    for xi, yi in zip(xs, ys, strict=False):
         blocks.append([yi, 1.0, xi, xi])
         while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] >= blocks[-1][0] / blocks[-1][1]:
             s, c, lo, hi = blocks.pop()
@@ -77,7 +77,7 @@ def ece(conf, correct, bins: int = 10) -> float:
     conf, correct = np.asarray(conf, float), np.asarray(correct, float)
     edges = np.linspace(0, 1, bins + 1)
     total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=False):
         m = (conf > lo) & (conf <= hi) if lo > 0 else (conf >= lo) & (conf <= hi)
         if m.any():
             total += m.mean() * abs(correct[m].mean() - conf[m].mean())
@@ -88,7 +88,7 @@ def reliability(conf, correct, bins: int = 10) -> list[dict]:
     conf, correct = np.asarray(conf, float), np.asarray(correct, float)
     edges = np.linspace(0, 1, bins + 1)
     rows = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=False):
         m = (conf > lo) & (conf <= hi) if lo > 0 else (conf >= lo) & (conf <= hi)
         if m.any():
             rows.append({"bin": f"{lo:.1f}-{hi:.1f}", "n": int(m.sum()), "confidence": float(conf[m].mean()), "accuracy": float(correct[m].mean())})

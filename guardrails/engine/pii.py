@@ -97,7 +97,7 @@ def _valid_cn_ric(v: str) -> bool:
     if len(v) != 18 or not v[:17].isdigit():
         return False
     weights = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2]
-    check = "10X98765432"[sum(int(c) * w for c, w in zip(v[:17], weights)) % 11]
+    check = "10X98765432"[sum(int(c) * w for c, w in zip(v[:17], weights, strict=False)) % 11]
     return check == v[17] and 1900 <= int(v[6:10]) <= 2100
 
 
