@@ -92,7 +92,8 @@ def scan_site(url: str, *, judge=None, parallel: int | None = None, fetcher: Fet
         except Exception:  # noqa: BLE001 - a broken judge falls back to the embedded one
             answers = EmbeddedJudge().judge(material, product=product)
         for check_id, answer in answers.items():
-            evidence = [{"url": site.page.final_url or url, "status": site.page.status, "excerpt": answer.quote[:300], "note": f"judge: {answer.judge}"}] if answer.quote else []
+            evidence = [{"url": site.page.final_url or url, "status": site.page.status, "note": f"judge: {answer.judge}"}
+                        | ({"excerpt": answer.quote[:300]} if answer.quote else {})]
             fixed = {"text": answer.suggestion, "snippet": ""} if answer.suggestion else None
             results[check_id] = _entry(check_id, Result(answer.verdict, answer.reason, evidence, fixed, {"judge": answer.judge, "quote": answer.quote}))
     else:

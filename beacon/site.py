@@ -83,6 +83,7 @@ class Site:
             second.append((candidate, {"accept": "application/json, application/yaml;q=0.9, */*;q=0.5"}))
         second.append((self.at("/.well-known/ucp"), {"accept": JSON_ACCEPT}))
         second.append((self.at("/.well-known/acp.json"), {"accept": JSON_ACCEPT}))
+        second.append((self.x402_candidate, {"accept": JSON_ACCEPT}))
         self.fetcher.fetch_many(second)
         if self.mcp_card is None:
             self.fetcher.fetch_many([(url, {"accept": MCP_CARD_ACCEPT}) for url in self.mcp_card_fallbacks()])
@@ -292,6 +293,14 @@ class Site:
                 mine.append({"name": name, "remotes": [u for u in remotes if isinstance(u, str)],
                              "status": meta.get("status", "active") if isinstance(meta, dict) else "active"})
         return mine
+
+    @cached_property
+    def x402_candidate(self) -> str:
+        """Where a 402 is likeliest: a paid route the site links (a URL naming x402), else the /.well-known/x402 manifest."""
+        for url in self.llms_links + [link["url"] for link in self.links]:
+            if "x402" in url.lower() and same_site(url, self.origin):
+                return url
+        return self.at("/.well-known/x402")
 
     # Payments ---------------------------------------------------------------------------------
 

@@ -209,6 +209,7 @@ def _x402(response) -> dict | None:
 
 def agent_payments(site: Site, *, states_price: str) -> Result:
     signals, evidence, partial = [], [], []
+    probed = [site.get(site.x402_candidate, accept=JSON_ACCEPT)]
     for response in site.payment_required_answers():
         x402 = _x402(response)
         if x402:
@@ -218,8 +219,9 @@ def agent_payments(site: Site, *, states_price: str) -> Result:
             partial.append(response)
     for path, name, key in (("/.well-known/ucp", "UCP profile", "ucp"), ("/.well-known/acp.json", "ACP discovery document", None)):
         response = site.get(site.at(path), accept=JSON_ACCEPT)
+        probed.append(response)
         data = response.json() if response.ok else None
-        if isinstance(data, dict) and (key is None or key in data):
+        if isinstance(data, dict) and data and (key is None or key in data):
             signals.append(f"{name} at {path}")
             evidence.append(response.evidence(name))
     card = site.agent_card_response.json() if site.agent_card_response.ok else None
@@ -235,4 +237,4 @@ def agent_payments(site: Site, *, states_price: str) -> Result:
                       fix("Describe how to pay in the 402 answer (x402).", snippet))
     if states_price in (FAIL, NOT_APPLICABLE):
         return Result(NOT_APPLICABLE, "The site states no price and shows no agent payment, so this is not counted.")
-    return Result(FAIL, "The site states a price but offers agents no way to pay.", evidence, fix("Let agents pay without a person.", snippet))
+    return Result(FAIL, "The site states a price but offers agents no way to pay.", [p.evidence(excerpt=False) for p in probed], fix("Let agents pay without a person.", snippet))
