@@ -28,7 +28,7 @@ class VerifyIn(serializers.Serializer):
 
 
 class VerificationOut(serializers.Serializer):
-    method = serializers.ChoiceField(choices=list(constants.VERIFICATION))
+    method = serializers.CharField(help_text="web_bot_auth, ip_ranges, user_agent_only or unattributable.")
     label = serializers.CharField()
     verifiable = serializers.BooleanField()
     how = serializers.CharField()

@@ -349,7 +349,10 @@ def registration_validate(data: dict) -> dict:
                                "letter or digit.", "tokens")
     if len(set(lowered)) != len(lowered):
         raise _field_error("tokens must not repeat a token.", "tokens")
-    data["domain"] = domains.domain_normalize(data["domain"], field="domain")
+    try:
+        data["domain"] = domains.domain_normalize(data["domain"], field="domain")
+    except BadRequest as exc:
+        raise _field_error(exc.message, "domain") from None
     for name in ("policy_url", "key_directory_url"):
         value = data.get(name) or ""
         if value:
@@ -396,7 +399,7 @@ def registration_get(*, org: Organization, registration_id: str) -> Registration
     if is_valid_id(registration_id, "areg_"):
         registration = Registration.objects.filter(org=org, id=registration_id).first()
     if registration is None:
-        raise NotFound(f"No registration {registration_id!r} in this organization.")
+        raise NotFound("No registration with this id in this organization.")
     return registration
 
 

@@ -63,7 +63,7 @@ class AgentListView(ApiView):
 
     auth = "none"
 
-    @extend_schema(tags=TAGS, parameters=[AgentsQueryIn], responses={200: AgentListOut, **errors(400)})
+    @extend_schema(tags=TAGS, operation_id="atlas_agents_list", parameters=[AgentsQueryIn], responses={200: AgentListOut, **errors(400)})
     def get(self, request):
         query = self.validated(AgentsQueryIn, request.query_params)
         agents, total = services.agents_search(
@@ -163,7 +163,7 @@ class DatasetListView(ApiView):
 
     auth = "optional"
 
-    @extend_schema(tags=TAGS, responses={200: OpenApiTypes.OBJECT, **errors(401)})
+    @extend_schema(tags=TAGS, operation_id="atlas_datasets_list", responses={200: OpenApiTypes.OBJECT, **errors(401)})
     def get(self, request):
         return Response(reports.datasets_list(org=request.org))
 
@@ -208,7 +208,7 @@ def _registration_data(request) -> dict:
 class RegistrationListView(ApiView):
     """Register your own agent (proven by control of your domain), or list your registrations, newest first."""
 
-    @extend_schema(tags=TAGS, responses={200: RegistrationListOut, **errors(401, 403)})
+    @extend_schema(tags=TAGS, operation_id="atlas_registrations_list", responses={200: RegistrationListOut, **errors(401, 403)})
     def get(self, request):
         rows = services.registration_list(org=request.org)
         return Response({"registrations": [services.registration_out(row) for row in rows]})
