@@ -235,6 +235,6 @@ def agent_payments(site: Site, *, states_price: str) -> Result:
     if partial:
         return Result(PARTIAL, "A route answers 402 but without x402 payment requirements.", [r.evidence() for r in partial[:3]],
                       fix("Describe how to pay in the 402 answer (x402).", snippet))
-    if states_price in (FAIL, NOT_APPLICABLE):
+    if states_price not in (PASS, PARTIAL):
         return Result(NOT_APPLICABLE, "The site states no price and shows no agent payment, so this is not counted.")
     return Result(FAIL, "The site states a price but offers agents no way to pay.", [p.evidence(excerpt=False) for p in probed], fix("Let agents pay without a person.", snippet))
