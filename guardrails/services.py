@@ -65,7 +65,7 @@ def rule_set_list(*, org: Organization, include_inactive: bool = False) -> list[
 def _custom_get(org: Organization, slug: str) -> RuleSet:
     rule_set = RuleSet.objects.filter(org=org, slug=slug).first()
     if rule_set is None:
-        raise NotFound(f"No rule set '{slug}' in this organization.")
+        raise NotFound("No rule set with this slug in this organization.")
     return rule_set
 
 
@@ -266,7 +266,7 @@ def evaluation_list(*, org: Organization, limit: int, cursor: str | None = None,
 def evaluation_get(*, org: Organization, evaluation_id: str) -> Evaluation:
     evaluation = Evaluation.objects.filter(org=org, pk=evaluation_id).first()
     if evaluation is None:
-        raise NotFound(f"No evaluation '{evaluation_id}' in this organization.")
+        raise NotFound("No evaluation with this id in this organization.")
     return evaluation
 
 

@@ -2,12 +2,13 @@
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from billing import metering
 from billing.api import MeteredView
 from core.api import ApiView
-from core.errors import BadRequest
+from core.errors import BadRequest, validation_message
 from core.net import client_ip
 from core.schema import errors
 from core.throttle import throttle
@@ -100,7 +101,7 @@ class EvaluateBatchView(MeteredView):
                                                           s429="Limit reached, or the batch would not fit in what is left.")},
     )
     def post(self, request):
-        data = self.validated(BatchIn, request.data)
+        data = self._validated_batch(request.data)
         items = data["items"]
         if not 1 <= len(items) <= services.BATCH_MAX_ITEMS:
             raise BadRequest(f"items must hold 1 to {services.BATCH_MAX_ITEMS} items, not {len(items)}.")
@@ -123,6 +124,22 @@ class EvaluateBatchView(MeteredView):
             if remaining is not None:
                 request.reservation.headers["X-RateLimit-Remaining"] = str(int(remaining) + failed)
         return Response(body)
+
+
+    def _validated_batch(self, raw) -> dict:
+        """BatchIn, with an invalid item named by its index and id."""
+        serializer = BatchIn(data=raw)
+        if serializer.is_valid():
+            return serializer.validated_data
+        errors_ = serializer.errors
+        item_errors = errors_.get("items") if isinstance(errors_, dict) else None
+        if isinstance(item_errors, dict) and item_errors and all(isinstance(k, int) for k in item_errors):
+            index = min(item_errors)
+            message, _ = validation_message(item_errors[index])
+            raw_items = raw.get("items") if isinstance(raw, dict) else None
+            item_id = raw_items[index].get("id") if isinstance(raw_items, list) and isinstance(raw_items[index], dict) else None
+            raise BadRequest(f"items[{index}].{message}", extra={"item": item_id if isinstance(item_id, str) else None})
+        raise ValidationError(errors_)
 
 
 def BatchOutItems(results: list[dict]) -> list[dict]:  # noqa: N802 - reads as the shape it builds

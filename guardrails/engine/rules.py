@@ -25,7 +25,7 @@ CHANNELS = ("email", "sms", "chat", "whatsapp", "slack", "voice", "social", "oth
 ENGINE_VERSION = "guardrails-2026.11"
 
 # How far below a model threshold a score is held for review, as a fraction of the threshold.
-REVIEW_BAND = 0.6
+REVIEW_BAND = 0.8
 URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
 # Lexicon backing the toxicity head: explicit insults and threats, per language. A match is a
 # feature, never the only trigger: it raises the head's score by a fixed amount.
