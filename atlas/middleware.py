@@ -2,11 +2,11 @@
 
 import logging
 
-from django.db import DatabaseError
-
 from core.net import client_ip
 
 log = logging.getLogger(__name__)
+
+_SKIPPED_PREFIXES = ("/static/", "/admin/")
 
 
 class SightingMiddleware:
@@ -16,11 +16,11 @@ class SightingMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         user_agent = request.META.get("HTTP_USER_AGENT", "")
-        if user_agent:
+        if user_agent and not request.path.startswith(_SKIPPED_PREFIXES):
             from atlas.services import sighting_record
 
             try:
                 sighting_record(user_agent=user_agent, ip=client_ip(request))
-            except DatabaseError:  # counting must never fail a request
-                log.warning("atlas sighting not recorded", exc_info=True)
+            except Exception:  # noqa: BLE001 - counting must never fail or slow a request's answer
+                log.info("atlas sighting not recorded", exc_info=True)
         return response
