@@ -2,7 +2,8 @@
 
 Tower's own refusals carry `code` (and `field` for an input that breaks the operation's JSON
 Schema); errors of the transport (malformed JSON, a body that is not an object, a missing or
-invalid key, a wrong method, a body too large) are the service-wide `{"error"}` alone. A refusal by
+invalid key, a wrong method, a body too large) and 404 (another tenant's object and a missing one
+answer alike) are the service-wide `{"error"}` alone. A refusal by
 policy is not an error object but the action itself, with `error` and `code` added (422).
 """
 
@@ -15,7 +16,6 @@ CODES = {
     "agent_key_required": "The route takes an agent key, `svc_agent_…` (403).",
     "org_key_required": "The route takes an organization key, `svc_live_…` (403).",
     "out_of_scope": "The agent's scopes do not include the operation (403).",
-    "not_found": "No such agent, action or receipt in your organization (404).",
     "agent_limit": "The organization has the most active agents allowed (409).",
     "not_compensable": "The action was not executed, or its operation cannot be undone (409).",
     "not_pending_review": "The action is not waiting for review (409).",
@@ -43,7 +43,8 @@ def forbidden(message: str, code: str) -> errors.Forbidden:
 
 
 def not_found(message: str) -> errors.NotFound:
-    return errors.NotFound(message, extra=_extra("not_found", None))
+    # Bare envelope: another tenant's object and a missing one must answer exactly alike.
+    return errors.NotFound(message)
 
 
 def conflict(message: str, code: str) -> errors.Conflict:

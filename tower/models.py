@@ -115,6 +115,15 @@ class Action(models.Model):
         return f"{self.id} {self.operation} ({self.state})"
 
 
+class ReviewQueueItem(Action):
+    """The review console's queue: actions held for a person's review."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "action held for review"
+        verbose_name_plural = "review queue"
+
+
 class ChainHead(models.Model):
     """The head of an organization's receipt chain: locked FOR UPDATE by every append (no gap, no fork)."""
 
@@ -224,7 +233,7 @@ class LegacyOrder(models.Model):
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     number = models.CharField(max_length=20)
-    customer = models.ForeignKey(LegacyCustomer, on_delete=models.PROTECT, related_name="orders")
+    customer = models.ForeignKey(LegacyCustomer, on_delete=models.CASCADE, related_name="orders")
     status = models.CharField(max_length=10, default=OPEN)
     reference = models.CharField(max_length=100, blank=True, help_text="The buyer's purchase order number.")
     external_ref = models.CharField(max_length=64)
@@ -245,7 +254,7 @@ class LegacyOrderLine(models.Model):
     """One line of a sales order: a product, a quantity and the unit price at the time of ordering."""
 
     order = models.ForeignKey(LegacyOrder, on_delete=models.CASCADE, related_name="lines")
-    product = models.ForeignKey(LegacyProduct, on_delete=models.PROTECT, related_name="+")
+    product = models.ForeignKey(LegacyProduct, on_delete=models.CASCADE, related_name="+")
     quantity = models.PositiveIntegerField()
     unit_price = models.DecimalField(max_digits=12, decimal_places=2)
 

@@ -151,6 +151,11 @@ class TowerReceiptOut(serializers.Serializer):
     key_id = serializers.CharField()
 
 
+class TowerReceiptExportOut(serializers.Serializer):
+    receipts = TowerReceiptOut(many=True)
+    public_key = serializers.JSONField(help_text="The key record of GET receipts/public-key.")
+
+
 class TowerVerifyQueryIn(serializers.Serializer):
     locals()["from"] = serializers.IntegerField(min_value=1, max_value=2**62, default=1, help_text="First sequence number.")
     to = serializers.IntegerField(min_value=1, max_value=2**62, required=False,

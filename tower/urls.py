@@ -14,6 +14,7 @@ urlpatterns = [
     path("tower/actions/<str:action_id>", views.ActionDetailView.as_view()),
     path("tower/actions/<str:action_id>/compensate", views.ActionCompensateView.as_view()),
     path("tower/receipts/verify", views.ReceiptVerifyView.as_view()),
+    path("tower/receipts/export", views.ReceiptExportView.as_view()),
     path("tower/receipts/public-key", views.PublicKeyView.as_view()),
     path("tower/receipts/<str:ref>", views.ReceiptDetailView.as_view()),
     path("tower/checkout", views.CheckoutView.as_view()),

@@ -29,6 +29,7 @@ from tower.serializers import (
     TowerDecideIn,
     TowerDecisionOut,
     TowerPublicKeyOut,
+    TowerReceiptExportOut,
     TowerReceiptOut,
     TowerSubscriptionOut,
     TowerTemplateOut,
@@ -190,6 +191,17 @@ class ReceiptVerifyView(TowerView):
     def get(self, request):
         data = self.validated(TowerVerifyQueryIn, request.query_params)
         return Response(services.receipts_verify(org=request.org, start=data["from"], end=data.get("to")))
+
+
+class ReceiptExportView(TowerView):
+    """A range of the chain as full receipts (at most 10,000 a call), for offline verification with
+    tools/tower_verify_receipts.py and the public key alone."""
+
+    @extend_schema(tags=TAGS, parameters=[TowerVerifyQueryIn], responses={200: TowerReceiptExportOut, **tower_errors(400, 401, 403)})
+    def get(self, request):
+        data = self.validated(TowerVerifyQueryIn, request.query_params)
+        rows = services.receipts_export(org=request.org, start=data["from"], end=data.get("to"))
+        return Response({"receipts": [receipt_record(r) for r in rows], "public_key": signing.public_key_record()})
 
 
 class PublicKeyView(ApiView):

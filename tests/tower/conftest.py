@@ -1,0 +1,12 @@
+import pytest
+
+from tests.tower.helpers import agent_client
+from tower import services
+
+
+@pytest.fixture
+def shop(alice):
+    """alice with the starter workflow loaded (customers, products, policy) and an agent of every scope."""
+    services.template_load(org=alice.org)
+    alice.agent = agent_client(alice)
+    return alice
