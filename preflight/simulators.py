@@ -190,9 +190,23 @@ class RpcSimulator(Simulator):
         except NodeError as exc:
             return Simulation(err=f"the node refused the simulation: {exc.code} {exc.message}", pre=pre, slot=slot)
         try:
-            return self._read(result, resolved, watch, pre, slot)
+            sim = self._read(result, resolved, watch, pre, slot)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise NodeUnavailable(f"the Solana node's simulateTransaction answer is malformed ({exc}).") from None
+        if sim.fee is None and sim.err is None:
+            sim.fee = self._fee(decoded)
+        return sim
+
+    def _fee(self, decoded: Decoded) -> int | None:
+        """Nodes before Agave 3.0 leave `fee` out of a simulation: ask getFeeForMessage (informational;
+        the SOL out already holds the fee, read from the fee payer's balance)."""
+        message = base64.b64encode(decoded.message_bytes).decode()
+        try:
+            result = self.client.call("getFeeForMessage", [message, {"commitment": self.client.commitment}])
+        except NodeError:
+            return None
+        value = result.get("value") if isinstance(result, dict) else None
+        return value if isinstance(value, int) else None
 
     def _read(self, result, resolved, watch, pre, slot) -> Simulation:
         value = result["value"]
@@ -223,6 +237,23 @@ class RpcSimulator(Simulator):
                 else:
                     sim.inner_programs.append(resolved.keys[int(ix["programIdIndex"])])
         return sim
+
+
+def transaction_error_json(err: object) -> object:
+    """A solders TransactionError in the node's JSON shape, e.g. {"InstructionError": [0, {"Custom": 1}]}."""
+    index = getattr(err, "index", None)
+    inner = getattr(err, "err", None)
+    if index is not None and inner is not None:
+        code = getattr(inner, "code", None)
+        if code is not None:
+            detail: object = {"Custom": code}
+        elif hasattr(inner, "value"):
+            detail = {"BorshIoError": str(inner.value)}
+        else:
+            detail = str(inner).rsplit(".", 1)[-1]
+        return {"InstructionError": [index, detail]}
+    text = str(err)
+    return text.rsplit(".", 1)[-1] if "." in text and " " not in text else text
 
 
 class LiteSvmSimulator(Simulator):
@@ -295,7 +326,7 @@ class LiteSvmSimulator(Simulator):
         sim.units_consumed = meta.compute_units_consumed()
         sim.fee = meta.fee()
         if isinstance(result, FailedTransactionMetadata):
-            sim.err = str(result.err())
+            sim.err = json.dumps(transaction_error_json(result.err()), separators=(",", ":"))
             return sim
         post = dict(result.post_accounts())
         # LiteSVM returns the writable accounts; one it does not return was not written.
