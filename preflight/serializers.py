@@ -2,6 +2,7 @@
 
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from solders.pubkey import Pubkey
 
@@ -21,6 +22,7 @@ def parse_address(value: object, name: str) -> Pubkey:
         raise serializers.ValidationError(f"{name} is not a Solana address (base58 of 32 bytes).") from None
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^[0-9]+$"}]}})
 class AtomicAmountsField(serializers.Field):
     """An object of mint address to a whole number of atomic units (a JSON integer or a string of digits)."""
 
@@ -119,7 +121,7 @@ class RecordQueryIn(serializers.Serializer):
 
 
 class ReasonOut(serializers.Serializer):
-    code = serializers.ChoiceField(choices=list(constants.REASON_CODES))
+    code = serializers.CharField(help_text="One of: " + ", ".join(constants.REASON_CODES) + ".")
     detail = serializers.CharField()
 
 
@@ -147,7 +149,7 @@ class ReportPublicOut(serializers.Serializer):
 
 class VerdictPublicOut(serializers.Serializer):
     id = serializers.CharField()
-    decision = serializers.ChoiceField(choices=list(constants.DECISIONS))
+    decision = serializers.CharField(help_text="allow or refuse.")
     reason_codes = serializers.ListField(child=serializers.CharField())
     programs = serializers.ListField(child=serializers.CharField())
     digest = serializers.CharField()
@@ -176,3 +178,18 @@ class RecordOut(serializers.Serializer):
 class ReportOut(ReportPublicOut):
     check_id = serializers.CharField()
     chain = serializers.DictField(help_text="What the chain showed for the wallet: SOL and tokens out and in, the fee.")
+
+
+class OverviewOut(serializers.Serializer):
+    product = serializers.CharField()
+    description = serializers.CharField()
+    chain = serializers.CharField()
+    simulator = serializers.CharField()
+    freshness_seconds = serializers.IntegerField()
+    max_accounts = serializers.IntegerField()
+    reason_codes = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+    tracked = serializers.CharField()
+    decisions = serializers.DictField(child=serializers.CharField())
+    guarantee = serializers.DictField(help_text="active (false), terms, covered_programs, payout, not_covered, reserve.")
+    verification = serializers.DictField(child=serializers.CharField())
+    endpoints = serializers.DictField(child=serializers.CharField())

@@ -3,7 +3,6 @@
 from django.conf import settings
 from django.shortcuts import render
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from billing.api import MeteredView
@@ -11,7 +10,7 @@ from core.api import ApiView
 from core.schema import errors
 from core.throttle import throttle
 from preflight import services
-from preflight.serializers import CheckIn, RecordOut, RecordQueryIn, ReportIn, ReportOut, VerdictOut
+from preflight.serializers import CheckIn, OverviewOut, RecordOut, RecordQueryIn, ReportIn, ReportOut, VerdictOut
 
 TAG = ["Preflight"]
 
@@ -34,7 +33,7 @@ class PreflightOverviewView(ApiView):
 
     auth = "none"
 
-    @extend_schema(tags=TAG, responses={200: serializers.DictField()})
+    @extend_schema(tags=TAG, responses={200: OverviewOut})
     def get(self, request):
         return Response(services.overview())
 
