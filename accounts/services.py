@@ -142,16 +142,20 @@ def org_update(*, org: Organization, actor: str = "", ip: str = "", **changes) -
 
 
 def org_delete(*, org: Organization, confirm: str) -> dict:
-    """Delete the organization and everything it owns, once `confirm` is its exact name."""
+    """Delete the organization and everything it owns, once `confirm` is its exact name; its subscriptions
+    are canceled first."""
     if confirm != org.name:
         raise BadRequest("confirm must be the exact organization name.")
+    from billing.services import subscriptions_cancel_now  # billing imports accounts; imported here, at use
+
+    canceled = subscriptions_cancel_now(org=org)  # 502 when Stripe cannot cancel: nothing is deleted
     org_id = str(org.pk)
     with transaction.atomic():
         owner = org.owner
         org.delete()
         if owner is not None:
             owner.delete()
-    return {"deleted": True, "org_id": org_id, "subscription_canceled": False}
+    return {"deleted": True, "org_id": org_id, "subscription_canceled": canceled}
 
 
 def org_claim(*, org: Organization, email: str, password: str, actor: str = "", ip: str = "") -> Organization:

@@ -320,3 +320,29 @@ def test_atlas_and_tower_subscriptions_follow_their_own_product(fake, hooked, cl
     assert statuses["atlas_subscription"]["cancel_at_period_end"] is True
     assert statuses["tower_subscription"]["cancel_at_period_end"] is True
     assert Organization.objects.get(pk=hooked.org.pk).atlas_tier == "team"
+
+
+def test_deleting_the_organization_cancels_its_subscription_first(fake, alice):
+    assert subscribe(alice, "growth", "pm_1CardVisa").status_code == 201
+    response = alice.client.delete("/api/v1/org", {"confirm": "alice"}, format="json")
+    assert response.status_code == 200
+    assert response.json()["subscription_canceled"] is True and response.json()["deleted"] is True
+    (sub,) = fake.subscriptions.values()
+    assert sub["status"] == "canceled"
+    assert not Organization.objects.filter(pk=alice.org.pk).exists()
+
+
+def test_when_the_subscription_cannot_be_canceled_nothing_is_deleted(fake, alice):
+    assert subscribe(alice, "growth", "pm_1CardVisa").status_code == 201
+    fake.fail_cancel = True
+    response = alice.client.delete("/api/v1/org", {"confirm": "alice"}, format="json")
+    assert response.status_code == 502
+    assert response.json() == {"error": "The subscription could not be canceled; nothing was deleted."}
+    assert Organization.objects.filter(pk=alice.org.pk).exists()
+    assert Subscription.objects.get(org=alice.org).status == "active"
+
+
+def test_an_organization_without_a_subscription_is_deleted_without_stripe(alice, settings):
+    settings.BILLING_ENABLED = False
+    response = alice.client.delete("/api/v1/org", {"confirm": "alice"}, format="json")
+    assert response.status_code == 200 and response.json()["subscription_canceled"] is False
