@@ -47,6 +47,14 @@ def _text(body: str, content_type: str, filename: str | None = None) -> HttpResp
     return response
 
 
+class _OwnFormatParam:
+    """`format` is this route's own query parameter (json, csv, md), not DRF's renderer override."""
+
+    def perform_content_negotiation(self, request, force=False):
+        renderer = self.get_renderers()[0]
+        return renderer, renderer.media_type
+
+
 class AtlasOverviewView(ApiView):
     """Atlas at a glance: registry counts, datasets, tiers and the endpoints."""
 
@@ -132,7 +140,7 @@ class SummaryView(ApiView):
         return Response(reports.summary())
 
 
-class SightingsView(ApiView):
+class SightingsView(_OwnFormatParam, ApiView):
     """Daily requests to this service by registered agents (verified by IP where possible), aggregated per agent
     and day; no addresses are kept. 7 days of history without a key, 90 with one. `format=csv` for a file."""
 
@@ -168,7 +176,7 @@ class DatasetListView(ApiView):
         return Response(reports.datasets_list(org=request.org))
 
 
-class DatasetDetailView(ApiView):
+class DatasetDetailView(_OwnFormatParam, ApiView):
     """Download a dataset (`format` json, csv or md, as the dataset offers). Pro datasets need Atlas Pro or Team
     (402); traffic-shares is free."""
 
