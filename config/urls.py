@@ -28,6 +28,7 @@ urlpatterns = [
     path("", core_views.home, name="home"),
     path("llms.txt", core_views.llms_txt, name="llms-txt"),
     path("api/v1/", include(api_v1)),
+    path("api/x402/", include("billing.x402_urls")),
     path("api/v1/openapi.json", SpectacularAPIView.as_view(renderer_classes=[OpenApiJsonRenderer]), name="schema"),
     path("api/v1/openapi.yaml", SpectacularAPIView.as_view(renderer_classes=[OpenApiYamlRenderer]), name="schema-yaml"),
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
