@@ -49,7 +49,7 @@ def main() -> None:
     try:
         with safe_http.allow_loopback(), override_settings(BEACON_MCP_REGISTRY_URL=registry), sample_site.names_resolve_to_loopback():
             for latency in [int(x) for x in args.latency_ms.split(",")]:
-                for path, page in pages.items():
+                for page in pages.values():
                     if isinstance(page, sample_site.Page):
                         page.delay = latency / 1000
                 server.routes["/mcp"] = _delayed(sample_site.mcp_responder(), latency / 1000)
