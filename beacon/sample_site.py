@@ -222,8 +222,12 @@ def serve_sample() -> tuple[LocalSite, str]:
     """The sample site on loopback, with its MCP endpoint and registry; returns (server, its URL by name)."""
     site = LocalSite()
     origin = f"http://{SAMPLE_NAME}:{site.port}"
-    site.routes.update(sample_routes(origin))
+    site.routes.update(sample_routes(origin, registry=False))
     site.routes["/mcp"] = mcp_responder()
+    # Two gaps, so that the sample shows failures and their fixes: no A2A agent card, and the MCP
+    # server is not in the registry (the sample registry answers, with nothing for this site).
+    site.routes.pop("/.well-known/agent-card.json")
+    site.routes["/registry/v0.1/servers"] = Page(json.dumps({"servers": [], "metadata": {"count": 0}}), content_type="application/json")
     return site, origin + "/"
 
 
