@@ -142,9 +142,12 @@ class PreflightX402View(X402View):
     description = "Preflight check of one Solana transaction against a policy"
 
     def check(self, request):
+        from preflight.decoding import decode_transaction
         from preflight.serializers import CheckIn
 
-        return self.validated(CheckIn, request.data)
+        data = self.validated(CheckIn, request.data)
+        decode_transaction(data["transaction"])  # an undecodable transaction is a 400 before payment
+        return data
 
     def paid(self, request, data):
         from preflight import services
