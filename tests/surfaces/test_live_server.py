@@ -174,3 +174,28 @@ def test_a_revoked_key_is_refused_on_every_surface(server, alice):
     ]:
         refused = httpx.post(f"{server.url}/a2a", json=body, headers={**bearer, "A2A-Version": "1.0"})
         assert refused.status_code == 401 and refused.json() == rest.json()
+
+
+def test_the_installable_package_serves_the_same_tools_over_stdio_with_the_users_key(server, alice):
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    from tests.surfaces.live import ROOT
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "svc_mcp"], env={
+        **os.environ, "PYTHONPATH": str(ROOT / "mcp-package" / "src"), "SVC_BASE_URL": server.url, "SVC_API_KEY": alice.key})
+
+    async def go():
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            me = await client.call_tool("me", {})
+            refused = await client.call_tool("api_keys_destroy", {"key_id": "00000000-0000-0000-0000-000000000001"})
+            return tools, me, refused
+
+    tools, me, refused = asyncio.run(go())
+    hosted, _ = run_tools(server, None, MODERN)
+    assert [tool.name for tool in tools.tools] == hosted
+    assert not me.is_error and me.structured_content["organization"]["name"] == "alice"
+    assert refused.is_error and refused.content[0].text == "No API key with this id in your organization."

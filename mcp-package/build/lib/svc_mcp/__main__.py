@@ -1,0 +1,3 @@
+from svc_mcp.server import main
+
+main()
