@@ -1,5 +1,7 @@
 """Objects for the contract suite: an evaluation and a custom rule set of a tenant."""
 
+import secrets
+
 from guardrails import services
 
 
@@ -9,8 +11,9 @@ def _evaluation(tenant) -> dict:
 
 
 def _rule_set(tenant) -> dict:
-    services.rule_set_create(org=tenant.org, slug="contract-rules", rules=[{"detector": "secrets", "action": "block"}])
-    return {"slug": "contract-rules"}
+    slug = "contract-" + secrets.token_hex(4)
+    services.rule_set_create(org=tenant.org, slug=slug, rules=[{"detector": "secrets", "action": "block"}])
+    return {"slug": slug}
 
 
 OBJECT_FACTORIES = {
