@@ -38,6 +38,24 @@ def details_sha256(*, salt: str, policy: dict, reasons: list, effects: dict) -> 
     return hashlib.sha256(signing.canonical_json(document)).hexdigest()
 
 
+def check_request_parse(data: object) -> tuple[str, Policy]:
+    """The body of a check request (spec 2.6) as (transaction, policy); BadRequest naming the field.
+
+    For callers that are not DRF views with `validated()` (x402, MCP, A2A): same rules, same messages.
+    """
+    from rest_framework.exceptions import ValidationError
+
+    from core.errors import validation_message
+    from preflight.serializers import CheckIn
+
+    serializer = CheckIn(data=data)
+    try:
+        serializer.is_valid(raise_exception=True)
+    except ValidationError as exc:
+        raise BadRequest(validation_message(exc.detail)[0]) from None
+    return serializer.validated_data["transaction"], serializer.validated_data["policy"]
+
+
 def check_create(*, transaction: str, policy: Policy, org=None, channel: str = "api", simulator=None) -> Check:
     """Decode, simulate and judge one transaction; sign and store the verdict.
 

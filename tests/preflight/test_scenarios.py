@@ -359,3 +359,31 @@ def test_the_same_message_signed_or_not_has_the_same_digest(world, check):
 def test_compute_budget_alone_is_on_the_covered_list(world, check):
     verdict = check(world.legacy([cu_limit(10_000), sol_transfer(world.wallet, world.other, 1)]))
     assert verdict.programs == [str(COMPUTE_BUDGET), str(SYSTEM)] and verdict.covered is True
+
+
+def test_a_token_2022_account_with_extensions_created_in_the_transaction_counts_what_arrives(world, check):
+    mint = world.new_mint(program=TOKEN_2022)
+    source = world.token_account(world.other, mint, 1_000, program=TOKEN_2022, address=Pubkey.new_unique())
+    destination = get_associated_token_address(world.wallet, mint, TOKEN_2022)
+    instructions = [
+        ata_create_idempotent(world.wallet, world.wallet, mint, TOKEN_2022),
+        token_transfer_checked(TOKEN_2022, source, mint, destination, world.other, 500),
+    ]
+    from solders.message import Message
+
+    tx = encode(Message.new_with_blockhash(instructions, world.wallet, world.blockhash))
+    verdict = check(tx, min_token_in={str(mint): 500})
+    assert verdict.decision == "allow", verdict.reasons
+    assert verdict.effects["tokens"] == [{"mint": str(mint), "program": str(TOKEN_2022), "out": "0", "in": "500"}]
+    assert codes(check(tx, min_token_in={str(mint): 501})) == ["token_in_below_minimum"]
+
+
+def test_the_check_request_parser_for_other_surfaces_names_the_field():
+    from core.errors import BadRequest
+    from preflight import services
+
+    with pytest.raises(BadRequest) as raised:
+        services.check_request_parse({"transaction": "AAAA", "policy": {"wallet": "x", "max_sol_out": 1}})
+    assert raised.value.message == "policy: wallet is not a Solana address (base58, 32 to 44 characters)."
+    with pytest.raises(BadRequest):
+        services.check_request_parse([1, 2])
