@@ -329,6 +329,9 @@ X402_ENABLED = bool(X402_PAY_TO)
 # CC0 copies only); requests to this service by registered agents are counted per agent per day (no addresses).
 ATLAS_REFRESH_FETCH = env_bool("ATLAS_REFRESH_FETCH", True)
 ATLAS_SIGHTINGS = env_bool("ATLAS_SIGHTINGS", True)
+# Each process checks the shared registry version at most this often, and rebuilds its snapshot at least this often.
+ATLAS_REGISTRY_RECHECK_SECONDS = float(env_int("ATLAS_REGISTRY_RECHECK_SECONDS", 2, minimum=0, maximum=3600))
+ATLAS_REGISTRY_MAX_AGE_SECONDS = float(env_int("ATLAS_REGISTRY_MAX_AGE_SECONDS", 300, minimum=1, maximum=86400))
 if ATLAS_SIGHTINGS:
     MIDDLEWARE = [*MIDDLEWARE, "atlas.middleware.SightingMiddleware"]
 CELERY_BEAT_SCHEDULE["atlas-refresh"] = {"task": "atlas.tasks.atlas_refresh", "schedule": crontab(hour=2, minute=30)}
