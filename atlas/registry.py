@@ -1,13 +1,17 @@
 """The registry as lookups read it: one in-process snapshot (matcher, entries, IP indexes) per registry version.
 
 Every change to an entry or an IP list calls `registry_changed()`, which stores a new version in the
-shared cache (Redis in production), so every process rebuilds its snapshot on its next lookup.
+shared cache (Redis in production). A process looks at that version at most every
+ATLAS_REGISTRY_RECHECK_SECONDS and rebuilds its snapshot when it moved, or at the latest after
+ATLAS_REGISTRY_MAX_AGE_SECONDS (a version lost to a cache flush or eviction is then noticed too).
 """
 
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.cache import cache
 
 from atlas import constants
@@ -16,7 +20,8 @@ from atlas.matcher import AGENT, CONTROL, GENERIC, Matcher
 
 VERSION_KEY = "atlas:registry:version"
 _lock = threading.Lock()
-_local: dict = {"version": None, "snapshot": None}
+_local: dict = {"version": None, "snapshot": None, "checked": 0.0, "built": 0.0}
+_range_indexes: dict[tuple[str, object], RangeIndex] = {}  # (list id, updated_at) -> index: rebuilt only on change
 
 
 @dataclass
@@ -30,9 +35,13 @@ class Snapshot:
 
 def registry_changed() -> None:
     cache.set(VERSION_KEY, uuid.uuid4().hex, timeout=None)
+    forget_local()
+
+
+def forget_local() -> None:
+    """Drop this process's snapshot (the next lookup rebuilds it)."""
     with _lock:
-        _local["version"] = None
-        _local["snapshot"] = None
+        _local.update(version=None, snapshot=None, checked=0.0, built=0.0)
 
 
 def entry_public(agent) -> dict:
@@ -83,7 +92,10 @@ def _build() -> Snapshot:
         tokens.append((client["token"], GENERIC, client["token"].lower()))
     ranges, lists = {}, {}
     for row in IpRangeList.objects.all():
-        ranges[row.id] = RangeIndex.build(row.prefixes)
+        key = (row.id, row.updated_at)
+        if key not in _range_indexes:
+            _range_indexes[key] = RangeIndex.build(row.prefixes)
+        ranges[row.id] = _range_indexes[key]
         lists[row.id] = {"id": row.id, "operator": row.operator, "label": row.label, "upstream_url": row.upstream_url,
                          "creation_time": row.creation_time or None, "prefixes": len(row.prefixes),
                          "fetched_at": row.fetched_at.isoformat() if row.fetched_at else None, "origin": row.origin}
@@ -91,18 +103,23 @@ def _build() -> Snapshot:
 
 
 def snapshot() -> Snapshot:
-    """The current snapshot, rebuilt when the shared version moved."""
+    """The current snapshot, rebuilt when the shared version moved (checked at most every few seconds)."""
+    now = time.monotonic()
+    current = _local["snapshot"]
+    recheck = settings.ATLAS_REGISTRY_RECHECK_SECONDS
+    max_age = settings.ATLAS_REGISTRY_MAX_AGE_SECONDS
+    if current is not None and now - _local["checked"] < recheck and now - _local["built"] < max_age:
+        return current
     version = cache.get(VERSION_KEY)
-    if version is None:
-        version = uuid.uuid4().hex
+    if version is None:  # never set, or flushed: adopt ours (or a fresh one) rather than rebuild on every miss
+        version = _local["version"] or uuid.uuid4().hex
         if not cache.add(VERSION_KEY, version, timeout=None):
             version = cache.get(VERSION_KEY) or version
-    current = _local["snapshot"]
-    if current is not None and _local["version"] == version:
-        return current
     with _lock:
-        if _local["snapshot"] is not None and _local["version"] == version:
+        if (_local["snapshot"] is not None and _local["version"] == version
+                and now - _local["built"] < max_age):
+            _local["checked"] = now
             return _local["snapshot"]
         built = _build()
-        _local["snapshot"], _local["version"] = built, version
+        _local.update(snapshot=built, version=version, checked=now, built=now)
         return built
