@@ -27,11 +27,11 @@ class Agent(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["org", "is_active"])]
 
-    def allows(self, operation: str) -> bool:
-        return "*" in self.scopes or operation in self.scopes
-
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    def allows(self, operation: str) -> bool:
+        return "*" in self.scopes or operation in self.scopes
 
 
 class PolicyRule(models.Model):
@@ -173,6 +173,9 @@ class QuotaCounter(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["org", "kind", "period"], name="tower_quota_once")]
 
+    def __str__(self) -> str:
+        return f"{self.kind} {self.period}: {self.used}"
+
 
 class TemplateInstall(models.Model):
     """A starter workflow loaded into an organization (once)."""
@@ -183,6 +186,9 @@ class TemplateInstall(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["org", "slug"], name="tower_template_once")]
+
+    def __str__(self) -> str:
+        return self.slug
 
 
 # The mock legacy system (an ERP's customers, products, stock and sales orders), one per organization.
@@ -261,3 +267,6 @@ class LegacyOrderLine(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["order", "product"], name="tower_order_line_product_once")]
+
+    def __str__(self) -> str:
+        return f"{self.quantity} x {self.product_id}"

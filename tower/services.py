@@ -21,7 +21,8 @@ from django.db.models import F
 from accounts.keys import key_generate
 from accounts.services import audit_record
 from accounts.webhooks import webhook_emit
-from core import clock, errors as core_errors, idempotency, signing
+from core import clock, idempotency, signing
+from core import errors as core_errors
 from core.ids import new_id
 from tower import constants, errors
 from tower.adapters import AdapterError, adapter_for

@@ -14,7 +14,7 @@ from core import idempotency, signing
 from core.api import ApiView
 from core.net import client_ip
 from core.schema import errors as std_errors
-from tower import errors, services
+from tower import constants, errors, services
 from tower.auth import AgentCredential, AgentKeyAuthentication
 from tower.receipts import receipt_record
 from tower.serializers import (
@@ -28,16 +28,15 @@ from tower.serializers import (
     TowerCapabilitiesOut,
     TowerDecideIn,
     TowerDecisionOut,
+    TowerErrorOut,
     TowerPublicKeyOut,
     TowerReceiptExportOut,
     TowerReceiptOut,
     TowerSubscriptionOut,
     TowerTemplateOut,
-    TowerErrorOut,
     TowerVerifyOut,
     TowerVerifyQueryIn,
 )
-from tower import constants
 
 TAGS = ["Tower"]
 
