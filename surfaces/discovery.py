@@ -1,10 +1,13 @@
-"""Where agents find the surfaces: the MCP server card, the AI catalog, the RFC 9727 API catalog, Link headers;
-and the gate that refuses a bad or revoked key on /mcp and /a2a before either protocol reads the body."""
+"""Where agents find the surfaces: the MCP server card, the AI catalog, the RFC 9727 API catalog, Link headers,
+robots.txt and the sitemap, the home page in Markdown (llms.txt); and the gate that refuses a bad or revoked
+key on /mcp and /a2a before either protocol reads the body."""
+
+from xml.sax.saxutils import escape
 
 import anyio
 from django.conf import settings
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from core.errors import ApiError
@@ -22,8 +25,10 @@ LINKS = (
     '</api/v1/openapi.json>; rel="service-desc"; type="application/vnd.oai.openapi+json", '
     '</docs>; rel="service-doc"; type="text/html", '
     '</llms.txt>; rel="describedby"; type="text/plain", '
-    '</.well-known/api-catalog>; rel="api-catalog"'
+    '</.well-known/api-catalog>; rel="api-catalog", '
+    '</index.md>; rel="alternate"; type="text/markdown"'
 )
+SITEMAP_PATHS = ("/", "/docs", "/docs/redoc", "/llms.txt", "/api/v1/preflight/record")
 
 
 def _host() -> str:
@@ -106,8 +111,21 @@ async def api_catalog_view(request: Request) -> Response:
     return JSONResponse(api_catalog(), media_type="application/linkset+json", headers=headers)
 
 
+async def robots_txt_view(request: Request) -> Response:
+    body = (f"User-agent: *\nAllow: /\nDisallow: /admin/\n\nSitemap: {settings.BASE_URL}/sitemap.xml\n")
+    return PlainTextResponse(body, headers=CACHE)
+
+
+async def sitemap_xml_view(request: Request) -> Response:
+    urls = "".join(f"  <url><loc>{escape(settings.BASE_URL + path)}</loc></url>\n" for path in SITEMAP_PATHS)
+    body = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n'
+    return Response(body, media_type="application/xml", headers=CACHE)
+
+
 def discovery_routes() -> list[Route]:
     return [
+        Route("/robots.txt", robots_txt_view, methods=["GET"]),
+        Route("/sitemap.xml", sitemap_xml_view, methods=["GET"]),
         *[Route(path, server_card_view, methods=["GET"]) for path in SERVER_CARD_PATHS],
         Route("/.well-known/ai-catalog.json", ai_catalog_view, methods=["GET"]),
         Route("/.well-known/api-catalog", api_catalog_view, methods=["GET", "HEAD"]),
@@ -117,6 +135,25 @@ def discovery_routes() -> list[Route]:
 # ASGI middleware.
 
 GATED_PATHS = ("/mcp", "/a2a")
+MARKDOWN_PATHS = ("/index.md", "/index.html.md")
+
+
+def _wants_markdown(accept: str | None) -> bool:
+    """True when text/markdown is asked for and not ranked below text/html."""
+    if not accept:
+        return False
+    ranks = {}
+    for item in accept.split(","):
+        kind, *params = [part.strip() for part in item.split(";")]
+        q = 1.0
+        for param in params:
+            if param.startswith("q="):
+                try:
+                    q = float(param[2:])
+                except ValueError:
+                    q = 0.0
+        ranks[kind.lower()] = q
+    return ranks.get("text/markdown", 0) > 0 and ranks.get("text/markdown", 0) >= ranks.get("text/html", 0)
 
 
 def _header(scope, name: bytes) -> str | None:
@@ -145,11 +182,20 @@ class SurfaceMiddleware:
                     return await refusal(scope, receive, send)
             return await self.app(scope, receive, send)
 
+        markdown = path in MARKDOWN_PATHS or (path == "/" and _wants_markdown(_header(scope, b"accept")))
+        if markdown:  # the home page in Markdown is llms.txt, rendered by Django
+            scope = {**scope, "path": "/llms.txt", "raw_path": b"/llms.txt"}
+
         async def send_with_links(message):
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 if not any(key.lower() == b"link" for key, _ in headers):
                     headers.append((b"link", LINKS.encode()))
+                if path == "/":
+                    headers.append((b"vary", b"Accept"))
+                if markdown and message.get("status") == 200:
+                    headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+                    headers.append((b"content-type", b"text/markdown; charset=utf-8"))
                 message = {**message, "headers": headers}
             await send(message)
 

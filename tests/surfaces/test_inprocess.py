@@ -183,3 +183,22 @@ def test_a2a_text_is_evaluated_without_a_key_within_the_keyless_limit(app):
         "messageId": "m2", "role": "user", "kind": "message", "metadata": {"skill": "nope"},
         "parts": [{"kind": "text", "text": "hi"}]}}}).json()["result"]
     assert unknown["parts"][0]["data"]["status"] == 400
+
+
+def test_robots_txt_names_the_sitemap_and_the_sitemap_lists_the_pages(app, settings):
+    robots = app.get("/robots.txt")
+    assert robots.status_code == 200 and f"Sitemap: {settings.BASE_URL}/sitemap.xml" in robots.text
+    sitemap = app.get("/sitemap.xml")
+    assert sitemap.headers["content-type"].startswith("application/xml")
+    assert f"<loc>{settings.BASE_URL}/docs</loc>" in sitemap.text
+
+
+def test_the_home_page_in_markdown_is_llms_txt(app):
+    llms = app.get("/llms.txt").text
+    negotiated = app.get("/", headers={"Accept": "text/markdown"})
+    assert negotiated.headers["content-type"].startswith("text/markdown") and negotiated.text == llms
+    assert "accept" in negotiated.headers["vary"].lower()
+    assert app.get("/index.md").text == llms
+    html = app.get("/", headers={"Accept": "text/html,*/*;q=0.8"})
+    assert html.headers["content-type"].startswith("text/html")
+    assert 'rel="alternate"; type="text/markdown"' in html.headers["link"]

@@ -199,3 +199,22 @@ def test_the_installable_package_serves_the_same_tools_over_stdio_with_the_users
     assert [tool.name for tool in tools.tools] == hosted
     assert not me.is_error and me.structured_content["organization"]["name"] == "alice"
     assert refused.is_error and refused.content[0].text == "No API key with this id in your organization."
+
+
+# What Beacon judges from the home page's own text (templates/home.html) is not the surfaces' to fix.
+HOME_PAGE_CHECKS = {"readable_without_javascript", "title_and_description", "structured_data", "states_price"}
+
+
+def test_the_services_own_beacon_passes_every_surface_check_on_the_running_instance(server, settings):
+    from beacon.scan import scan_site
+    from core import safe_http
+
+    settings.BEACON_MCP_REGISTRY_URL = ""  # the public registry is not reachable from tests
+    with safe_http.allow_loopback():
+        report = scan_site(f"{server.url}/")
+    verdicts = {check["id"]: check["status"] for check in report["checks"]}
+    surfaces = {check: status for check, status in verdicts.items() if check not in HOME_PAGE_CHECKS}
+    assert set(surfaces.values()) <= {"pass", "not_applicable"}, surfaces
+    for check in ("robots_ai_access", "sitemap", "llms_txt", "markdown_version", "mcp_server_card", "mcp_endpoint",
+                  "a2a_agent_card", "openapi"):
+        assert verdicts[check] == "pass", check
