@@ -342,3 +342,7 @@ CELERY_BEAT_SCHEDULE["atlas-datasets"] = {"task": "atlas.tasks.atlas_datasets_bu
 # and how many feedback messages one address may post a day.
 GUARDRAILS_MAX_INPUT_CHARS = env_int("GUARDRAILS_MAX_INPUT_CHARS", 50_000, minimum=2_000, maximum=1_000_000)
 GUARDRAILS_FEEDBACK_DAILY = env_int("GUARDRAILS_FEEDBACK_DAILY", 20, minimum=1, maximum=10_000)
+
+# Surfaces (MCP at /mcp, A2A at /a2a; surfaces/): the MCP SDK and the HTTP clients log every request at INFO
+# (request lines can carry query strings); keep them to warnings.
+LOGGING["loggers"].update({name: {"level": "WARNING"} for name in ("mcp", "a2a", "httpx", "httpx2")})
