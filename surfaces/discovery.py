@@ -48,7 +48,7 @@ def server_card() -> dict:
         "title": TITLE,
         "description": DESCRIPTION[:100],
         "version": settings.SERVICE_VERSION,
-        "websiteUrl": f"{base}/llms.txt",
+        "websiteUrl": base,
         "remotes": [{
             "type": "streamable-http",
             "url": f"{base}/mcp",

@@ -22,8 +22,11 @@ from django.conf import settings
 # Routes that are not tools, and why. The parity test fails for a schema route neither here nor a tool.
 EXCLUDED_PREFIXES = {
     "/api/x402/": "pay-per-use answers 402 and takes a payment header: an HTTP handshake, not a tool call",
+    "/api/v1/atlas/ingest/": "takes an ingest key issued to scanners, not an organization's key",
 }
-EXCLUDED_OPERATIONS: dict[tuple[str, str], str] = {}
+EXCLUDED_OPERATIONS: dict[tuple[str, str], str] = {
+    ("POST", "/api/v1/billing/webhooks/stripe"): "called by Stripe and signed with its secret, never by an agent",
+}
 
 # Shorter names for the operations agents call most; every other tool is named by its operationId.
 TOOL_NAMES = {
