@@ -107,7 +107,8 @@ DOWNLOAD = OpenApiParameter("download", str, enum=["0", "1"], required=False,
 
 class CheckDetailView(JsonOnly, ApiView):
     """A check's status and, once done, its report. `format=md` gives Markdown, `format=html` the page for
-    people; `download=1` sends the Markdown or the report JSON as a file. The id is the capability: anyone
+    people (also what a browser gets, by its Accept header); `download=1` sends the Markdown or the report
+    JSON as a file. The id is the capability: anyone
     who has it may read the report."""
 
     auth = "none"
@@ -116,7 +117,8 @@ class CheckDetailView(JsonOnly, ApiView):
         200: OpenApiResponse(BeaconCheckOut, description="The check; text/markdown or text/html with format=md or html."),
         **errors(400, 404)})
     def get(self, request, check_id: str):
-        fmt = request.query_params.get("format", "json")
+        browser = request.headers.get("Accept", "").lower().startswith("text/html")
+        fmt = request.query_params.get("format", "html" if browser else "json")
         download = request.query_params.get("download", "0")
         if fmt not in ("json", "md", "html") or download not in ("0", "1"):
             raise BadRequest("format must be json, md or html, and download 0 or 1.")

@@ -121,6 +121,8 @@ def test_the_report_comes_as_markdown_html_and_json_files(client, target, django
     page = client.get(f"/api/v1/beacon/checks/{check_id}?format=html")
     assert page["Content-Type"].startswith("text/html")
     assert b"Beacon report" in page.content and b"Serve" not in page.content[:0]
+    browser = client.get(f"/api/v1/beacon/checks/{check_id}", HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert browser["Content-Type"].startswith("text/html")
     bad = client.get(f"/api/v1/beacon/checks/{check_id}?format=pdf")
     assert bad.status_code == 400 and bad["Content-Type"] == "application/json"
 
