@@ -4,7 +4,8 @@ A token matches only where it stands as a whole in the string: the character bef
 one after it (if any) are not letters or digits, compared case-insensitively. So `LCC` never
 matches inside `SLCC2`, `Spider` never inside `Baiduspider`, and `Googlebot` matches in
 `Googlebot/2.1` and `Googlebot-Image/1.0`; when both `Googlebot` and `Googlebot-Image` are
-tokens, the longer (more specific) one wins. Tokens are indexed by their first run of letters and
+tokens, the longer (more specific) one wins. A token ending in "/" (`Operator/`) matches only as a
+product with a version. Tokens are indexed by their first run of letters and
 digits, so a lookup costs one dictionary probe per run of the string, not one regex per agent.
 """
 
@@ -61,7 +62,7 @@ class Matcher:
                 if start > 0 and lowered[start - 1].isalnum():
                     continue
                 end = start + len(token_lower)
-                if end < length and lowered[end].isalnum():
+                if end < length and lowered[end].isalnum() and not token_lower.endswith("/"):
                     continue
                 found.append(Match(token, kind, key, start))
         return found

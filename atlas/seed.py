@@ -59,7 +59,9 @@ _AGENT_PATTERNS = {
 _SKIP_PATTERNS = {"Code\\/1\\.", "Fluid", "Salesforce\\.com", "Jetty", "Amazon CloudFront", "Spider[\\s\\S]*spider\\.com",
                   "http_get", "AnyEvent", "ALittle Client", "CustomAsyncHttpClient", "Download Ninja", "HttpUrlConnection"}
 # ai.robots.txt tokens that are ordinary words: listed for robots.txt, too common to identify a User-Agent.
-_AMBIGUOUS_TOKENS = {"code", "cursor", "operator", "openai", "spider", "lcc"}
+_AMBIGUOUS_TOKENS = {"code", "openai", "spider"}
+# Ordinary words that identify an agent only as a product with a version ("Operator/1.0").
+_VERSIONED_ONLY_TOKENS = {"cursor", "operator"}
 _KIND = {"search_index": "crawler", "training_crawl": "crawler", "other": "crawler", "user_fetch": "fetcher",
          "browser_agent": "agent", "coding_agent": "agent", "api_agent": "agent"}
 _MD_LINK = re.compile(r"^\[([^\]]+)\]\((https?://[^)\s]+)\)")
@@ -250,7 +252,9 @@ def seed_build() -> tuple[tuple[dict, ...], tuple[dict, ...], tuple[dict, ...]]:
         purpose = _purpose_from_text(info.get("function", ""))
         add(_new_entry(
             slugify(token) or slugify(token.replace(".", "-")), token, operator=operator, operator_url=url, purpose=purpose,
-            kind=_KIND[purpose], user_agent_tokens=[] if token.lower() in _AMBIGUOUS_TOKENS else [token],
+            kind=_KIND[purpose],
+            user_agent_tokens=[] if token.lower() in _AMBIGUOUS_TOKENS else (
+                [token + "/"] if token.lower() in _VERSIONED_ONLY_TOKENS else [token]),
             robots_txt_token=robots_token, respects_robots_txt=respects,
             sources=[source_ref("ai.robots.txt", ["name", "operator", "purpose", "user_agent_tokens", "respects_robots_txt"])],
         ))
@@ -270,14 +274,17 @@ def seed_build() -> tuple[tuple[dict, ...], tuple[dict, ...], tuple[dict, ...]]:
             entry = entries[slug]
             if entry["kind"] == "control_token":
                 continue
-            entry["examples"].extend(i for i in instances if i not in entry["examples"])
+            whole = [re.compile(rf"(?<![A-Za-z0-9]){re.escape(t.rstrip('/'))}(?![A-Za-z0-9])", re.I)
+                     for t in entry["user_agent_tokens"]]
+            entry["examples"].extend(i for i in instances if i not in entry["examples"] and any(w.search(i) for w in whole))
             entry["sources"].append(source_ref("crawler-user-agents", ["examples", "user_agents"]))
             continue
         if "ai-crawler" in tags or pattern in _AGENT_PATTERNS:
             purpose = _AGENT_PATTERNS.get(pattern) or _purpose_from_text(item.get("description", ""))
             add(_new_entry(
                 slugify(token) or slugify(token.replace(".", "-")), token, purpose=purpose, kind=_KIND[purpose],
-                user_agent_tokens=[token], examples=list(instances), docs_url=item.get("url") or "",
+                user_agent_tokens=[token], docs_url=item.get("url") or "",
+                examples=[i for i in instances if re.search(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])", i, re.I)],
                 sources=[source_ref("crawler-user-agents", ["name", "purpose", "user_agent_tokens", "examples"])],
             ))
         elif tags & {"http-library", "browser-automation"}:
