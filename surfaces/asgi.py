@@ -9,6 +9,7 @@
 """
 
 import contextlib
+import logging
 
 import anyio
 from starlette.applications import Starlette
@@ -20,6 +21,8 @@ from surfaces.a2a_agent import a2a_routes
 from surfaces.discovery import SurfaceMiddleware, discovery_routes
 from surfaces.mcp_server import mcp_app, server_create
 
+log = logging.getLogger(__name__)
+
 
 def application_create(django_app) -> Starlette:
     """A fresh application (each owns its MCP session manager, which runs once per instance)."""
@@ -30,8 +33,12 @@ def application_create(django_app) -> Starlette:
     async def lifespan(_app):
         # Django's ASGI handler refuses lifespan scopes, so this router owns it and runs the MCP session manager.
         async with server.session_manager.run():
-            # Build the tool list (the OpenAPI schema) once now, not on the first client's request.
-            await anyio.to_thread.run_sync(operations.operations)
+            # Build the tool list (the OpenAPI schema) once now, not on the first client's request. A schema that
+            # cannot be built must not take the REST API down with it: tools/list will report the error.
+            try:
+                await anyio.to_thread.run_sync(operations.operations)
+            except Exception:  # noqa: BLE001
+                log.exception("the MCP tool list could not be built from the OpenAPI schema")
             yield
 
     return Starlette(

@@ -9,6 +9,7 @@ serializers and calls its service function, and its error message becomes the to
 """
 
 import copy
+import dataclasses
 import io
 import json
 import re
@@ -213,7 +214,8 @@ def _operations() -> dict[str, Operation]:
             if spec is None or excluded_reason(method, path):
                 continue
             op = operation_from_schema(method, path, spec, components)
-            assert op.name not in found, f"two operations are named {op.name}"
+            if op.name in found:  # a short name taken twice: the operationId is unique in the schema
+                op = dataclasses.replace(op, name=_TOOL_NAME.sub("_", op.operation_id)[:64])
             found[op.name] = op
     return found
 
