@@ -324,6 +324,20 @@ X402_FACILITATOR_TOKEN = env_str("X402_FACILITATOR_TOKEN")
 X402_FACILITATOR_HEADERS = env_str("X402_FACILITATOR_HEADERS")
 X402_FACILITATOR_SECONDS = env_int("X402_FACILITATOR_SECONDS", 60, minimum=1, maximum=300)
 X402_ENABLED = bool(X402_PAY_TO)
+SPECTACULAR_SETTINGS["TAGS"] = [*SPECTACULAR_SETTINGS.get("TAGS", []), {
+    "name": "Billing",
+    "description": "Plans, subscriptions (Stripe Checkout, subscribe with a `pm_...`, prorated switch, cancel at period end, "
+                   "portal) and prepaid credit packs (card or USDC). Every payment route answers 503 while billing is not "
+                   "enabled (`billing_enabled` in GET /api/v1/plans).",
+}, {
+    "name": "Payments (x402)",
+    "description": "Pay per call without an account: x402 v2, USDC on Base, network `eip155:8453` (the spec's `base` is the "
+                   "v1 name). Evaluate $0.002, Atlas lookup $0.001, Atlas report $9, Beacon $1, Preflight $0.01. Bad input "
+                   "is a 400 before payment; without `PAYMENT-SIGNATURE` the answer is 402 with `PAYMENT-REQUIRED` (base64 "
+                   "JSON, also in the body with `error`); paid answers carry `PAYMENT-RESPONSE`. A failed request is never "
+                   "settled, an authorization is accepted once, and settlement happens before the answer leaves. The "
+                   "official client's default cap is $1 per payment: raise it for the $9 report.",
+}]
 
 # Atlas: the daily refresh fetches the operators' published IP lists through core.safe_http (off: the bundled
 # CC0 copies only); requests to this service by registered agents are counted per agent per day (no addresses).
