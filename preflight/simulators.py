@@ -320,7 +320,14 @@ class LiteSvmSimulator(Simulator):
         vm = self._forked_vm(resolved, decoded) if self.fork_from is not None else self.vm()
         sim = Simulation(slot=self.slot)
         sim.pre = {k: vm.get_account(k) for k in watch}
-        result = vm.simulate_transaction(decoded.transaction)
+        try:
+            result = vm.simulate_transaction(decoded.transaction)
+        except BaseException as exc:  # noqa: BLE001 - a pyo3 panic inside the VM must not become a 500
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            self._local = threading.local()  # do not reuse a VM that panicked
+            sim.err = json.dumps(f"the simulator could not run this transaction: {str(exc)[:200]}")
+            return sim
         meta = result.meta()
         sim.logs = list(meta.logs())
         sim.units_consumed = meta.compute_units_consumed()

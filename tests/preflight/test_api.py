@@ -203,3 +203,16 @@ def test_an_address_that_is_not_base58_is_refused_cleanly():
     for value in ["0" * 44, "l" * 32, "\u0000" * 40, str(Pubkey.default())[:-1] + "!"]:
         with pytest.raises(ValidationError):
             parse_address(value, "wallet")
+
+
+def test_the_digest_is_the_sha256_of_the_serialized_message(alice, served_world):
+    import hashlib
+
+    from solders.message import to_bytes_versioned
+    from solders.transaction import VersionedTransaction
+
+    world = served_world
+    tx = world.legacy([sol_transfer(world.wallet, world.other, 1)])
+    verdict = post_check(alice.client, world, tx).json()
+    message = VersionedTransaction.from_bytes(base64.b64decode(tx)).message
+    assert verdict["digest"] == hashlib.sha256(bytes(to_bytes_versioned(message))).hexdigest()
