@@ -10,7 +10,7 @@ from django.conf import settings
 
 from beacon import services, tasks
 from beacon.models import Check
-from beacon.sample_site import LocalSite, Page
+from beacon.sample_site import LocalSite
 from config.celery import app
 from core import clock
 from core.ids import new_id
