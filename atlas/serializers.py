@@ -82,7 +82,8 @@ class LookupOut(serializers.Serializer):
 
 class VerifyOut(LookupOut):
     verified = serializers.BooleanField()
-    verdict = serializers.ChoiceField(choices=list(constants.VERIFICATION))
+    verdict = serializers.CharField(help_text="How the claim stands: web_bot_auth or ip_ranges (verified), user_agent_only "
+                                              "or unattributable.")
     verdict_label = serializers.CharField()
     checks = serializers.DictField(help_text="web_bot_auth, ip_ranges and reverse_dns: what each check found, or null.")
 

@@ -107,9 +107,15 @@ def registry_refresh(*, fetch: bool = False) -> dict:
             row.origin, row.last_error = "fetched", ""
             row.save()
             fetched += 1
+    directories = 0
+    if fetch:  # the key directories of signed entries, so a removed key stops verifying
+        for url in set(Agent.objects.exclude(web_bot_auth_key_directory="").values_list("web_bot_auth_key_directory", flat=True)):
+            keys, _error = webbotauth.directory_keys(webbotauth.directory_url(url), refresh=True)
+            directories += bool(keys)
     registry_changed()
     return {"entries": Agent.objects.count(), "created": created, "updated": updated, "removed": removed,
-            "ip_lists": IpRangeList.objects.count(), "ip_lists_fetched": fetched, "ip_lists_failed": failed}
+            "ip_lists": IpRangeList.objects.count(), "ip_lists_fetched": fetched, "ip_lists_failed": failed,
+            "key_directories_ok": directories}
 
 
 def registry_seed_if_empty() -> None:

@@ -196,3 +196,18 @@ def test_registrations_need_a_full_key(client, alice):
     issued = api_key_issue(org=evaluate.org, name="eval", scope="evaluate")
     evaluate.client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.raw}")
     assert evaluate.client.post("/api/v1/atlas/registrations", body(), format="json").status_code == 403
+
+
+def test_publishing_emits_the_webhook_event(alice, dns):
+    from accounts.models import WebhookEvent
+    from accounts.webhooks import webhook_set
+
+    webhook_set(org=alice.org, url="https://hooks.acme-agents.com/atlas")
+    created = create(alice)
+    dns.publish("_svc-atlas.acme-agents.com", created["verification"]["value"])
+    from unittest import mock
+
+    with mock.patch("accounts.webhooks._enqueue"):  # delivery itself is the webhook suite's business
+        assert verify(alice, created["id"]).json()["status"] == "published"
+    event = WebhookEvent.objects.get(org=alice.org, type="atlas.registration.published")
+    assert event.data == {"id": created["id"], "name": "Acme Fetcher", "status": "published"}
