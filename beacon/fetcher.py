@@ -150,6 +150,11 @@ class Fetcher:
                           final_url=response.url, elapsed=response.elapsed, truncated=response.truncated)
         return {"fetched": fetched, "hops": len(response.history)}
 
+    def answers(self) -> list[Fetched]:
+        """Every GET or HEAD answer fetched so far."""
+        with self._lock:
+            return list(self._cache.values())
+
     def fetch_many(self, jobs: Iterable[tuple[str, dict]]) -> list[Fetched]:
         """Several fetches, `parallel` at a time, answers in the order asked."""
         jobs = list(jobs)

@@ -133,6 +133,11 @@ class Site:
         return [link for link in self.links if rel in link["rel"].split() and (type_ is None or link["type"] == type_)]
 
     @cached_property
+    def structured(self) -> dict:
+        """JSON-LD, microdata and OpenGraph of the page (extruct), plus the count of invalid JSON-LD blocks."""
+        return _structured(self)
+
+    @cached_property
     def visible_text(self) -> str:
         """The text a non-rendering agent gets: the HTML without scripts, styles, templates, SVG."""
         if self.doc is None:
@@ -306,7 +311,7 @@ class Site:
 
     def payment_required_answers(self) -> list[Fetched]:
         """Every answer so far with HTTP 402 (x402 and similar)."""
-        return [entry for entry in self.fetcher._cache.values() if entry.status == 402]
+        return [entry for entry in self.fetcher.answers() if entry.status == 402]
 
 
 def _structured(site: Site) -> dict:
@@ -330,7 +335,3 @@ def _structured(site: Site) -> dict:
         data = {}
     data["invalid_json_ld"] = invalid
     return data
-
-
-Site.structured = cached_property(_structured)
-Site.structured.__set_name__(Site, "structured")
