@@ -72,6 +72,11 @@ class BeaconOverviewView(JsonOnly, ApiView):
             "checks": [{"id": c.id, "category": c.category, "judged_by_model": c.judged_by_model, "weight": c.weight, "title": c.title}
                        for c in constants.CHECKS],
             "states": constants.STATE_MEANINGS,
+            "scoring": "Points: pass 1, partial 0.5, fail 0; not_applicable and error count for nothing. A category "
+                       "(find, read, use) scores 100 × Σ(weight × points) / Σ(weight) over its counted checks, or null; "
+                       "overall is the mean of the category scores. Suggestions come by impact: weight × points lost.",
+            "judge": "chat (an OpenAI-compatible model; its quote must appear verbatim in the page)" if settings.BEACON_JUDGE_URL
+                     else "embedded (sentence patterns; no network, no model)",
             "routes": {"start": "POST /api/v1/beacon/checks", "status": "GET /api/v1/beacon/checks/{id}",
                        "sample": "GET /api/v1/beacon/sample", "saved": "GET /api/v1/beacon/saved", "x402": "GET /api/x402/beacon?url="},
         })
