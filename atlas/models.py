@@ -37,7 +37,7 @@ class Agent(models.Model):
     examples = models.JSONField(default=list, blank=True, help_text="Observed User-Agent strings (curated field).")
     curated_notes = models.TextField(blank=True, help_text="Operators' notes (curated field, paid tiers).")
     sources = models.JSONField(default=list, blank=True)
-    registration = models.OneToOneField("atlas.Registration", null=True, blank=True, on_delete=models.SET_NULL,
+    registration = models.OneToOneField("atlas.Registration", null=True, blank=True, on_delete=models.CASCADE,
                                         related_name="entry")
     locked = models.BooleanField(default=False, help_text="Edited by an operator: the seed refresh leaves it alone.")
     created_at = models.DateTimeField(auto_now_add=True)

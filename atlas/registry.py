@@ -38,6 +38,15 @@ def registry_changed() -> None:
     forget_local()
 
 
+def registry_touched(**_kwargs) -> None:
+    """Signal receiver for entries and IP lists: a new version now, and again once the change is committed
+    (a process that rebuilt in between, from what was committed then, rebuilds once more)."""
+    from django.db import transaction
+
+    registry_changed()
+    transaction.on_commit(registry_changed)
+
+
 def forget_local() -> None:
     """Drop this process's snapshot (the next lookup rebuilds it)."""
     with _lock:
