@@ -270,14 +270,14 @@ def _subscription_summary(row: Subscription | None) -> dict | None:
 def billing_status(*, org: Organization) -> dict:
     """Current plan and limits, and the state of each subscription."""
     plan = constants.PLANS.get(org.plan, constants.PLANS["free"])
+    current = subscription_current(org=org, product="plan")
     return {
         "billing_enabled": settings.BILLING_ENABLED,
         "plan": plan.id,
         "daily_eval_limit": plan.daily_eval_limit,
         "per_minute_limit": plan.per_minute_limit,
-        "subscription": _subscription_summary(subscription_current(org=org, product="plan")),
-        "subscription_status": (subscription_current(org=org, product="plan").status
-                                if subscription_current(org=org, product="plan") else "none"),
+        "subscription": _subscription_summary(current),
+        "subscription_status": current.status if current else "none",
         "atlas_tier": org.atlas_tier,
         "atlas_subscription": _subscription_summary(subscription_current(org=org, product="atlas")),
         "tower_subscription": _subscription_summary(subscription_current(org=org, product="tower")),
@@ -285,9 +285,8 @@ def billing_status(*, org: Organization) -> dict:
     }
 
 
-def _return_url(url: str | None, outcome: str) -> str:
-    base = url or settings.BILLING_RETURN_URL
-    return base
+def _return_url(url: str | None) -> str:
+    return url or settings.BILLING_RETURN_URL
 
 
 def checkout_create(*, org: Organization, product: str = "plan", plan: str, success_url: str | None = None,
@@ -315,8 +314,8 @@ def checkout_create(*, org: Organization, product: str = "plan", plan: str, succ
         "customer": customer,
         "client_reference_id": str(org.pk),
         "line_items": [{"price": price, "quantity": 1}],
-        "success_url": _return_url(success_url, "success"),
-        "cancel_url": _return_url(cancel_url, "cancel"),
+        "success_url": _return_url(success_url),
+        "cancel_url": _return_url(cancel_url),
         "metadata": metadata,
         "subscription_data": {"metadata": metadata},
         "expires_at": int(clock.now().timestamp()) + CHECKOUT_EXPIRES_SECONDS,
@@ -492,8 +491,8 @@ def payment_checkout_create(*, kind: str, reference: str, amount_cents: int, des
         "line_items": [{"quantity": 1, "price_data": {"currency": "usd", "unit_amount": amount_cents,
                                                       "product_data": {"name": description[:250]}}}],
         "payment_method_types": list(methods),
-        "success_url": _return_url(success_url, "success"),
-        "cancel_url": _return_url(cancel_url, "cancel"),
+        "success_url": _return_url(success_url),
+        "cancel_url": _return_url(cancel_url),
         "metadata": meta,
         "payment_intent_data": {"metadata": meta},
         "expires_at": int(clock.now().timestamp()) + CHECKOUT_EXPIRES_SECONDS,
