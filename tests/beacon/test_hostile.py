@@ -131,3 +131,30 @@ def test_a_name_that_resolves_to_a_private_address_is_refused_before_payment(fak
         check_start(url="http://intranet-shop.test/")
     assert "10.20.30.40" in refused.value.message
     assert netguard.take_attempts() == []
+
+
+@pytest.mark.parametrize("garbage", [[1, 2], 7, "text", None, {"name": ["x"], "skills": "all", "remotes": {"url": 3},
+                                                               "capabilities": ["x"], "supportedInterfaces": [1], "linkset": [1, {"service-desc": "x"}],
+                                                               "entries": [{"type": "application/mcp-server-card+json", "url": 5}],
+                                                               "servers": [{"server": {"name": 1, "remotes": [None]}}], "paths": [1], "info": "x",
+                                                               "openapi": 3}],
+                         ids=["list", "number", "string", "null", "wrong types"])
+def test_documents_of_the_wrong_shape_never_crash_a_check(garbage, site, scan, settings):
+    import json
+
+    server, origin = site()
+    server.routes.update(good(origin))
+    settings.BEACON_MCP_REGISTRY_URL = origin + "/registry"
+    body = json.dumps(garbage)
+    for path in ("/.well-known/agent-card.json", "/.well-known/mcp/server-card.json", "/.well-known/ai-catalog.json",
+                 "/.well-known/api-catalog", "/openapi.json", "/.well-known/ucp", "/.well-known/acp.json", "/registry/v0.1/servers"):
+        server.routes[path] = Page(body, content_type="application/json")
+    server.routes["/"] = Page(html_with_bad_jsonld(body))
+    report = scan(origin + "/")
+    crashed = [c["id"] for c in report["checks"] if "could not be completed" in c["summary"]]
+    assert crashed == []
+
+
+def html_with_bad_jsonld(body: str) -> str:
+    return (f'<html><head><title>Weird shapes everywhere</title><script type="application/ld+json">{body}</script></head>'
+            f"<body><h1>x</h1></body></html>")
