@@ -20,7 +20,8 @@ class SightingMiddleware:
             from atlas.services import sighting_record
 
             try:
-                sighting_record(user_agent=user_agent, ip=client_ip(request))
+                sighting_record(user_agent=user_agent, ip=client_ip(request), headers=dict(request.headers),
+                                method=request.method, url=request.build_absolute_uri())
             except Exception:  # noqa: BLE001 - counting must never fail or slow a request's answer
                 log.info("atlas sighting not recorded", exc_info=True)
         return response

@@ -547,9 +547,29 @@ def registration_out(registration: Registration) -> dict:
 # Sightings and traffic -------------------------------------------------------------------------
 
 
-def sighting_record(*, user_agent: str, ip: str | None = None, day=None) -> str | None:
-    """Count a request to this service that claims a registry agent (verified by IP range where possible).
-    Stores the agent and the day only, never the address. Returns the slug counted, or None."""
+def _sighting_signature(entry: dict, *, method: str, url: str, headers: dict) -> int | None:
+    """1 when the request's Web Bot Auth signature verifies against the entry's cached directory, 0 when it is
+    invalid, None when it cannot be told here (no signature, no cached keys: a sighting never fetches)."""
+    from atlas.models import KeyDirectory
+
+    if not entry["web_bot_auth_key_directory"] or not any(name.lower() == "signature" for name in headers):
+        return None
+    directory = webbotauth.directory_url(entry["web_bot_auth_key_directory"])
+    row = KeyDirectory.objects.filter(url=directory).first()
+    if row is None or not row.keys:
+        return None
+    outcome = webbotauth.verify_request(method=method, url=url, headers=headers,
+                                        keys={(directory, keyid): jwk for keyid, jwk in row.keys.items()})
+    if outcome.outcome == "verified" and outcome.directory == directory:
+        return 1
+    return 0 if outcome.outcome == "invalid" else None
+
+
+def sighting_record(*, user_agent: str, ip: str | None = None, headers: dict | None = None, method: str = "GET",
+                    url: str = "", day=None) -> str | None:
+    """Count a request to this service that claims a registry agent, verified where possible (its Web Bot Auth
+    signature against a cached directory, or its address in the operator's published ranges). Stores the agent
+    and the day only, never the address. Returns the slug counted, or None."""
     if not user_agent:
         return None
     snap = snapshot()
@@ -558,7 +578,10 @@ def sighting_record(*, user_agent: str, ip: str | None = None, day=None) -> str 
         return None
     entry = snap.entries[match.key]
     verified = failed = 0
-    if ip and entry["_ip_lists"]:
+    signed = _sighting_signature(entry, method=method, url=url, headers=headers) if headers else None
+    if signed is not None:
+        verified, failed = signed, 1 - signed
+    elif ip and entry["_ip_lists"]:
         try:
             address = ipcheck.parse_ip(ip)
         except ValueError:

@@ -245,3 +245,16 @@ def test_a_registration_whose_key_directory_answers_is_listed_as_signed(alice, a
     assert published["status"] == "published" and published["key_directory_ok"] is True
     assert published["agent"]["verification"] == "web_bot_auth"
     assert published["agent"]["web_bot_auth_key_directory"] == agent.directory
+
+
+def test_a_signed_request_to_this_service_is_sighted_as_verified(client, agent, listed):
+    from atlas.models import Sighting
+
+    webbotauth.directory_keys(agent.directory, refresh=True)  # sightings use cached keys only, never fetch
+    headers = agent.sign("http://testserver/api/v1/atlas")
+    extra = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in headers.items()}
+    client.get("/api/v1/atlas", HTTP_USER_AGENT="Mozilla/5.0 AcmeSigner/1.0", **extra)
+    tampered = {**extra, "HTTP_SIGNATURE_AGENT": extra["HTTP_SIGNATURE_AGENT"].replace("sig1", "sig2")}
+    client.get("/api/v1/atlas", HTTP_USER_AGENT="Mozilla/5.0 AcmeSigner/1.0", **tampered)
+    row = Sighting.objects.get(agent_slug="acme-signer")
+    assert (row.requests, row.verified, row.failed) == (2, 1, 1)
