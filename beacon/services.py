@@ -78,6 +78,16 @@ def check_start(*, url: str, org: Organization | None = None) -> Check:
     return check
 
 
+def check_run_now(*, url: str, paid_by: str, org: Organization | None = None, judge=None) -> Check:
+    """For a caller that pays per request and waits for the answer (the x402 route of issue 9): pre-flight,
+    then the scan in this process; the check is recorded like any other. Settle the payment only if the
+    returned check is done."""
+    url = normalize_url(url)
+    _answers_at_all(url)
+    check = Check.objects.create(id=new_id("bcn_"), url=url, org=org, status=constants.QUEUED, paid_by=paid_by, created_at=clock.now())
+    return check_run(check_id=check.id, judge=judge) or Check.objects.get(id=check.id)
+
+
 def check_enqueue(check_id: str) -> None:
     """Send the check to a worker once the transaction commits; if the broker is down, the sweeper will."""
     def send():

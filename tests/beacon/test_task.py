@@ -63,3 +63,9 @@ def test_a_crash_during_the_scan_puts_the_check_back_in_the_queue(url, monkeypat
     services.check_run(check_id=check.id)
     check.refresh_from_db()
     assert check.status == "queued" and check.attempts == 1 and check.lease_until is None
+
+
+def test_a_pay_per_request_caller_gets_the_finished_check_at_once(url):
+    with safe_http.allow_loopback():
+        check = services.check_run_now(url=url, paid_by="x402")
+    assert check.status == "done" and check.paid_by == "x402" and check.report["scores"]["overall"] == 100
