@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import phonenumbers
 
-from guardrails.engine import calibration, language, normalize, pii, secrets, textmodel
+from guardrails.engine import calibration, language, lexicon, normalize, pii, secrets, textmodel
 from guardrails.engine.findings import Finding
 
 DETECTORS = ("prompt_injection", "toxicity", "pii", "secrets", "regex", "words", "topics", "length", "language", "links")
@@ -25,7 +25,9 @@ CHANNELS = ("email", "sms", "chat", "whatsapp", "slack", "voice", "social", "oth
 ENGINE_VERSION = "guardrails-2026.11"
 
 # How far below a model threshold a score is held for review, as a fraction of the threshold.
-REVIEW_BAND = 0.8
+REVIEW_BAND = 0.9
+# An explicit insult or threat from the lexicon puts the toxicity score this far above its threshold.
+LEXICON_MARGIN = 0.1
 URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
 # Lexicon backing the toxicity head: explicit insults and threats, per language. A match is a
 # feature, never the only trigger: it raises the head's score by a fixed amount.
@@ -280,6 +282,8 @@ class _Scan:
         self.context = context
         self.norm, self.extra, self.signals = normalize.views(text)
         self.language = language.detect(self.norm)
+        self.insults: list[str] = []
+        self.overrides: list[str] = []
         self._cache: dict = {}
 
     def once(self, key: str, fn):
@@ -293,7 +297,18 @@ class _Scan:
             if head is None:
                 return 0.0
             feats = self.once("features", lambda: textmodel.window_features([self.norm, *self.extra]))
-            return head.score([], feats)
+            score = head.score([], feats)
+            if name == "prompt_injection":
+                hits = [h for t in (self.norm, *self.extra) for h in lexicon.overrides(t)]
+                if hits:
+                    self.overrides = hits
+                    score = max(score, min(0.99, head.threshold + LEXICON_MARGIN))
+            if name == "toxicity":
+                hits = lexicon.insults(self.norm)
+                if hits:
+                    self.insults = hits
+                    score = max(score, min(0.99, head.threshold + LEXICON_MARGIN))
+            return score
 
         return self.once(f"head:{name}", run)
 
@@ -330,6 +345,10 @@ def _run_rule(rule: dict, scan: _Scan, *, outbound: bool) -> RuleResult:
             result.verdict = "fail"
             label = "a prompt injection or jailbreak" if detector == "prompt_injection" else "toxic (insult, threat or harassment)"
             result.reasons.append(f"The text reads as {label} (probability {score:.2f}, threshold {threshold:.2f}).")
+            if detector == "toxicity" and scan.insults:
+                result.reasons.append(f"It contains {len(scan.insults)} explicit insult(s) or threat(s) from the per-language lists.")
+            if detector == "prompt_injection" and scan.overrides:
+                result.reasons.append("It tells the model to drop its previous instructions.")
             if detector == "prompt_injection" and scan.signals:
                 result.reasons.append(f"Hidden content was decoded before scoring: {', '.join(sorted(set(scan.signals)))}.")
         elif score >= threshold * REVIEW_BAND:
