@@ -93,11 +93,16 @@ _counter = iter(range(10**9))
 _counter_lock = threading.Lock()
 
 
+SKUS = ["BOLT-M8", "NUT-M8", "WASH-M8", "SCREW-5x60", "BRKT-90"]
+
+
 def _order_body(dry_run=False) -> dict:
+    # Orders rotate over the products: one product's stock row is locked by each order that takes from
+    # it until commit, so orders of one SKU run one at a time (as they must), orders of several in parallel.
     with _counter_lock:
         n = next(_counter)
     return {"operation": "create_sales_order", "idempotency_key": f"bench-{n}", "dry_run": dry_run,
-            "input": {"customer": "C-1001", "lines": [{"sku": "BOLT-M8", "quantity": 1}]}}
+            "input": {"customer": "C-1001", "lines": [{"sku": SKUS[n % len(SKUS)], "quantity": 1}]}}
 
 
 def _pcts(samples: list[float]) -> str:

@@ -250,3 +250,23 @@ def test_an_execution_the_erp_refuses_is_a_failed_action_with_a_receipt(shop):
     assert body["code"] == "execution_failed" and body["state"] == "failed" and "stock" in body["error"]
     assert [r["kind"] for r in body["receipts"]] == ["decision", "failed"]
     assert not LegacyOrder.objects.exists() and stock("DRILL-18V") == 5
+
+
+def test_a_crash_while_appending_the_receipt_leaves_neither_the_effect_nor_the_receipt(shop, monkeypatch):
+    from tower import services
+
+    before = stock()
+
+    def crash(**kwargs):
+        raise RuntimeError("the process died here")
+
+    monkeypatch.setattr(services, "receipts_append", crash)
+    with pytest.raises(RuntimeError):
+        services.action_create(org=shop.org, agent=shop.agent.agent, operation="create_sales_order",
+                               input=small_order(quantity=10), idempotency_key="crash")
+    assert stock() == before and not LegacyOrder.objects.exists()
+    assert not Action.objects.exists() and not Receipt.objects.exists()
+    monkeypatch.undo()
+    # The key was freed and the monthly unit given back: the retry runs.
+    assert act(shop.agent, "create_sales_order", small_order(quantity=10), "crash").status_code == 200
+    assert services.quota_usage(org=shop.org)["actions"]["used"] == 1
