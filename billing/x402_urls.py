@@ -9,9 +9,7 @@ from rest_framework.response import Response
 
 from billing.serializers import X402PaymentRequiredOut
 from billing.x402 import X402View
-from core import clock
 from core.errors import BadGateway
-from core.ids import new_id
 from core.schema import errors
 
 TAGS = ["Payments (x402)"]
@@ -120,16 +118,14 @@ class BeaconX402View(X402View):
     def paid(self, request, url):
         from beacon import constants, services
         from beacon.models import Check
-
-        check = Check.objects.create(id=new_id("bcn_"), url=url, org=None, status=constants.QUEUED, paid_by="x402",
-                                     created_at=clock.now())
-        done = services.check_run(check_id=check.id)
-        if done is None or done.status != constants.DONE:
-            Check.objects.filter(id=check.id).exclude(status=constants.DONE).update(
-                status=constants.FAILED, error="The paid scan failed; the payment was not settled.")
-            raise BadGateway("The check could not be completed; the payment was not settled.")
         from beacon.views import check_out
 
+        done = services.check_run_now(url=url, paid_by="x402")
+        if done.status != constants.DONE:
+            # Not settled, so not retried later either: a paid scan is this request's or nobody's.
+            Check.objects.filter(id=done.id).exclude(status=constants.DONE).update(
+                status=constants.FAILED, error="The paid scan failed; the payment was not settled.")
+            raise BadGateway("The check could not be completed; the payment was not settled.")
         return Response(check_out(done))
 
 
