@@ -177,6 +177,7 @@ def openapi(site: Site) -> Result:
             continue
         info = document.get("info") if isinstance(document.get("info"), dict) else {}
         paths = document.get("paths") if isinstance(document.get("paths"), dict) else {}
+        site.openapi_paths = paths
         version = str(document.get("openapi") or document.get("swagger"))
         details = {"url": response.final_url or url, "version": version, "title": info.get("title"), "paths": len(paths), "api_catalog": catalog}
         evidence = [response.evidence(f"OpenAPI {version}: {len(paths)} paths.", excerpt=False)]
@@ -210,6 +211,12 @@ def _x402(response) -> dict | None:
 def agent_payments(site: Site, *, states_price: str) -> Result:
     signals, evidence, partial = [], [], []
     probed = [site.get(site.x402_candidate, accept=JSON_ACCEPT)]
+    if probed[0].status != 402:
+        # A paid GET route the OpenAPI document lists (a path naming x402) answers 402 when it is one: one request.
+        paid = [path for path, item in getattr(site, "openapi_paths", {}).items()
+                if "x402" in str(path).lower() and "{" not in str(path) and isinstance(item, dict) and "get" in item]
+        if paid:
+            probed.append(site.get(site.at(paid[0]), accept=JSON_ACCEPT))
     for response in site.payment_required_answers():
         x402 = _x402(response)
         if x402:

@@ -169,3 +169,19 @@ def test_each_check_gives_its_verdict_on_a_site_built_for_it(build, check_id, ex
     assert len(server.requests) <= settings.BEACON_MAX_REQUESTS
     assert report["requests_made"] == len(server.requests)
     assert not any(b'"tools/call"' in r["body"] for r in server.requests)
+
+
+def test_a_paid_route_listed_in_the_openapi_document_is_tried_for_x402(site, scan):
+    from tests.beacon.sites import x402_header
+
+    server, origin = site()
+    server.routes.update(good(origin))
+    for path in ("/.well-known/ucp", "/.well-known/x402"):
+        server.routes.pop(path)
+    server.routes["/openapi.json"] = j({"openapi": "3.1.0", "info": {"title": "T"},
+                                        "paths": {"/api/x402/notes": {"get": {}}, "/api/v1/notes": {"post": {}}}})
+    server.routes["/api/x402/notes"] = Page("{}", status=402, content_type="application/json", headers=x402_header(origin))
+    report = scan(origin + "/")
+    payments = verdict(report, "agent_payments")
+    assert payments["status"] == "pass", payments
+    assert "/api/x402/notes" in payments["summary"]
