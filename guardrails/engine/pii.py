@@ -175,6 +175,8 @@ def _valid_bech32(s: str) -> bool:
     return chk in (1, 0x2BC830A3)
 
 
+_ANY_DIGIT = re.compile(r"\d")
+PHONE_CANDIDATE = re.compile(r"\+?\(?\d[\d \t().\-/]{4,22}\d")
 DATE_LIKE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$")
 
 
@@ -208,7 +210,7 @@ def detect(text: str, *, language: str = "", phone_regions: list[str] | None = N
             if _in_url_userinfo(text, m.start()) or ".." in m.group() or m.group().startswith("."):
                 continue
             add("EMAIL_ADDRESS", m.start(), m.end(), normalized=m.group().lower())
-    has_digit = any(c.isdigit() for c in text)
+    has_digit = bool(_ANY_DIGIT.search(text))
     if has_digit:
         for m in IBAN.finditer(text):
             candidate = m.group()
@@ -240,31 +242,41 @@ def detect(text: str, *, language: str = "", phone_regions: list[str] | None = N
             if VERSION_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
                 continue
             add("IP_ADDRESS", m.start(), m.end(), private=addr.is_private or addr.is_loopback or addr.is_reserved)
-        regions = list(phone_regions or []) + LANG_REGIONS.get(language, []) + ["US"]
+        regions = list(dict.fromkeys(list(phone_regions or []) + LANG_REGIONS.get(language, []) + ["US"]))
         seen: set[tuple[int, int]] = set()
-        for region in dict.fromkeys(regions):
-            try:
-                matcher = phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID, max_tries=200)
-                for match in matcher:
-                    if (match.start, match.end) in seen or _not_a_phone(match.raw_string) or (
-                        match.start and (text[match.start - 1].isalnum() or text[match.start - 1] == "_")
-                    ):
-                        continue
-                    seen.add((match.start, match.end))
-                    e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
-                    add("PHONE_NUMBER", match.start, match.end, normalized=e164)
-                if PHONE_WORDS.search(text):  # a number introduced as a phone: possible numbers count too
-                    for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE, max_tries=50):
-                        near = PHONE_WORDS.search(text[max(0, match.start - 50):match.start])
-                        if not near or (match.start, match.end) in seen or _not_a_phone(match.raw_string):
-                            continue
-                        if len(_digits(match.raw_string)) < 8 or (match.start and (text[match.start - 1].isalnum() or text[match.start - 1] == "_")):
-                            continue
-                        seen.add((match.start, match.end))
-                        e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
-                        add("PHONE_NUMBER", match.start, match.end, normalized=e164, possible=True)
-            except Exception:  # a library edge case must not fail the evaluation
+        has_phone_word = bool(PHONE_WORDS.search(text))
+        # phonenumbers scans only the digit runs that could be a phone number, not the whole text.
+        for candidate in PHONE_CANDIDATE.finditer(text):
+            if len(_digits(candidate.group())) < 6:
                 continue
+            lo, hi = max(0, candidate.start() - 1), min(len(text), candidate.end() + 1)
+            piece = text[lo:hi]
+            for region in regions:
+                try:
+                    for match in phonenumbers.PhoneNumberMatcher(piece, region, leniency=phonenumbers.Leniency.VALID, max_tries=20):
+                        start, end = lo + match.start, lo + match.end
+                        if (start, end) in seen or _not_a_phone(match.raw_string) or (
+                            start and (text[start - 1].isalnum() or text[start - 1] == "_")
+                        ):
+                            continue
+                        seen.add((start, end))
+                        e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
+                        add("PHONE_NUMBER", start, end, normalized=e164)
+                    if not has_phone_word:
+                        continue
+                    # A number introduced as a phone ("call me on …"): possible numbers count too.
+                    for match in phonenumbers.PhoneNumberMatcher(piece, region, leniency=phonenumbers.Leniency.POSSIBLE, max_tries=20):
+                        start, end = lo + match.start, lo + match.end
+                        near = PHONE_WORDS.search(text[max(0, start - 50):start])
+                        if not near or (start, end) in seen or _not_a_phone(match.raw_string):
+                            continue
+                        if len(_digits(match.raw_string)) < 8 or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
+                            continue
+                        seen.add((start, end))
+                        e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
+                        add("PHONE_NUMBER", start, end, normalized=e164, possible=True)
+                except Exception:  # a library edge case must not fail the evaluation
+                    continue
     if ":" in text:
         for m in IPV6.finditer(text):
             try:
