@@ -181,6 +181,9 @@ def operation_from_schema(method: str, path: str, spec: dict, components: dict) 
             if spec["requestBody"].get("required"):
                 required.append("body")
     description = (spec.get("description") or spec.get("summary") or "").strip()
+    errors = sorted(code for code in spec.get("responses", {}) if code.isdigit() and int(code) >= 400)
+    if errors:
+        description = f"{description}\n\nErrors (tool errors with the REST message): {', '.join(errors)}."
     description = f"{description}\n\nREST: {method.upper()} {path}".strip()
     input_schema: dict = {"type": "object", "properties": properties}
     if required:
