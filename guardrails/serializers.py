@@ -139,6 +139,11 @@ class BatchIn(serializers.Serializer):
     items = BatchItemIn(many=True, help_text="1 to 50 items, each evaluated on its own.")
 
 
+class BatchErrorOut(serializers.Serializer):
+    error = serializers.CharField(help_text="One sentence naming the offending item and field.")
+    item = serializers.CharField(allow_null=True, required=False, help_text="The id of the offending item, when it has one.")
+
+
 class BatchItemOut(serializers.Serializer):
     id = serializers.CharField()
     result = EvaluationOut(allow_null=True)
@@ -150,6 +155,10 @@ class BatchOut(serializers.Serializer):
     items = BatchItemOut(many=True)
     succeeded = serializers.IntegerField()
     failed = serializers.IntegerField()
+
+
+class BatchFailedOut(BatchOut):
+    error = serializers.CharField(help_text="Every item failed; each item's error says why.")
 
 
 class EvaluationListQuery(serializers.Serializer):

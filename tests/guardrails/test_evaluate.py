@@ -190,7 +190,7 @@ def test_a_batch_evaluates_each_item_and_gives_back_failed_items(alice):
 def test_a_batch_where_every_item_fails_is_a_502_with_the_batch_body(alice):
     response = batch(alice, [{"id": "x", "input": " "}])
     assert response.status_code == 502
-    assert response.json()["failed"] == 1
+    assert response.json()["failed"] == 1 and response.json()["error"].startswith("Every item")
     assert evaluate(alice.client, input="hello")["X-RateLimit-Remaining"] == "249"
 
 
