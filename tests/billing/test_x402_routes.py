@@ -108,3 +108,22 @@ def test_preflight_is_paid_and_answers_a_signed_verdict(live_server, facilitator
     assert response.status_code == 200, response.text
     assert response.json()["decision"] == "allow" and response.json()["receipt"]["signature"]
     assert X402Payment.objects.get().amount == "10000"
+
+
+def test_a_preflight_check_that_fails_after_payment_is_verified_is_not_settled(live_server, facilitator, settings):  # noqa: F811
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: the node cannot be reached
+    settings.PREFLIGHT_SIMULATOR = "rpc"
+    settings.PREFLIGHT_RPC_URL = f"http://127.0.0.1:{port}"
+    world = World()
+    body = {"transaction": world.legacy([sol_transfer(world.wallet, world.other, 1_000)]), "policy": world.policy()}
+    response = session().post(f"{live_server.url}/api/x402/preflight", json=body)
+    assert response.status_code in (502, 503), response.text
+    assert "PAYMENT-RESPONSE" not in response.headers
+    assert facilitator.operations() == ["verify"]
+    payment = X402Payment.objects.get()
+    assert payment.status == X402Payment.RELEASED and payment.transaction == ""
