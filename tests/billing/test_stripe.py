@@ -346,3 +346,16 @@ def test_an_organization_without_a_subscription_is_deleted_without_stripe(alice,
     settings.BILLING_ENABLED = False
     response = alice.client.delete("/api/v1/org", {"confirm": "alice"}, format="json")
     assert response.status_code == 200 and response.json()["subscription_canceled"] is False
+
+
+@pytest.mark.urls("tests.billing.meter_urls")
+def test_bought_credits_pay_once_the_days_allowance_is_spent(fake, alice, client, monkeypatch):
+    from billing import constants
+
+    monkeypatch.setitem(constants.PLANS, "free", constants.Plan("free", "Free", 0, 1, 1000, "test", False))
+    pack = alice.client.post("/api/v1/billing/credits/checkout", {"pack": "small"}, format="json").json()
+    deliver_all(client, fake.checkout_complete(pack["id"]))
+    assert alice.client.post("/metered", {}, format="json")["X-RateLimit-Remaining"] == "0"
+    paid_by_credits = alice.client.post("/metered", {}, format="json")
+    assert paid_by_credits.status_code == 200
+    assert paid_by_credits["X-Quota-Source"] == "credits" and paid_by_credits["X-Credits-Remaining"] == "9999"
