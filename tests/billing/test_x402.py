@@ -241,3 +241,13 @@ def test_without_a_receiving_address_x402_is_not_enabled(client, settings):
     assert response.status_code == 503
     assert response.json() == {"error": "x402 pay-per-use is not enabled on this service."}
     assert client.post("/x402-test/echo", {}, format="json").status_code == 400
+
+
+def test_a_payment_header_that_is_not_a_v2_payload_is_a_402_saying_so(live_server, facilitator):
+    url = f"{live_server.url}/x402-test/echo"
+    for header in ["not base64 at all", "eyJ4NDAyVmVyc2lvbiI6IDF9"]:  # the second is {"x402Version": 1}
+        response = requests.post(url, json={"input": "x"}, headers={"PAYMENT-SIGNATURE": header})
+        assert response.status_code == 402
+        assert response.json()["error"] == "The PAYMENT-SIGNATURE header is not a base64 JSON x402 v2 PaymentPayload."
+        assert response.json()["accepts"][0]["network"] == "eip155:8453"
+    assert facilitator.calls == [] and not X402Payment.objects.exists()
