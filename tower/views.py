@@ -189,6 +189,8 @@ class ReceiptVerifyView(TowerView):
     @extend_schema(tags=TAGS, parameters=[TowerVerifyQueryIn], responses={200: TowerVerifyOut, **tower_errors(400, 401, 403)})
     def get(self, request):
         data = self.validated(TowerVerifyQueryIn, request.query_params)
+        if data.get("to") is not None and data["to"] < data["from"]:
+            raise errors.bad_request("to: must not be less than from.", field="to")
         return Response(services.receipts_verify(org=request.org, start=data["from"], end=data.get("to")))
 
 

@@ -70,6 +70,8 @@ def test_an_unknown_receipt_or_another_tenants_is_a_404(chain, bob):
 def test_a_bad_range_is_a_400(chain):
     assert chain.client.get("/api/v1/tower/receipts/verify?from=0").status_code == 400
     assert chain.client.get("/api/v1/tower/receipts/verify?from=x").status_code == 400
+    backwards = chain.client.get("/api/v1/tower/receipts/verify?from=5&to=2")
+    assert backwards.status_code == 400 and backwards.json()["field"] == "to"
 
 
 def test_one_changed_byte_is_a_hash_mismatch_at_that_receipt(chain):
