@@ -252,6 +252,8 @@ def detect(text: str, *, language: str = "", phone_regions: list[str] | None = N
             lo, hi = max(0, candidate.start() - 1), min(len(text), candidate.end() + 1)
             piece = text[lo:hi]
             for region in regions:
+                if any(lo <= a and b <= hi for a, b in seen):
+                    break  # this run is already a phone number in an earlier region
                 try:
                     for match in phonenumbers.PhoneNumberMatcher(piece, region, leniency=phonenumbers.Leniency.VALID, max_tries=20):
                         start, end = lo + match.start, lo + match.end
