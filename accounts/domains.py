@@ -65,7 +65,8 @@ def proof_instructions(domain: str, value: str) -> dict:
     }
 
 
-def _resolver() -> dns.resolver.Resolver:
+def resolver() -> dns.resolver.Resolver:
+    """A DNS resolver with the service's configured servers and time cap (DOMAIN_PROOF_NAMESERVERS)."""
     servers = settings.DOMAIN_PROOF_NAMESERVERS
     resolver = dns.resolver.Resolver(configure=not servers)
     if servers:
@@ -81,7 +82,7 @@ def _resolver() -> dns.resolver.Resolver:
 
 def _dns_values(domain: str) -> list[str]:
     try:
-        answer = _resolver().resolve(f"{DNS_LABEL}.{domain}", "TXT")
+        answer = resolver().resolve(f"{DNS_LABEL}.{domain}", "TXT")
     except (dns.exception.DNSException, OSError):
         return []
     return [b"".join(record.strings).decode("utf-8", "replace").strip() for record in answer]

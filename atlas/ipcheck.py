@@ -14,7 +14,7 @@ import dns.exception
 import dns.resolver
 import dns.reversename
 
-from accounts.domains import _resolver as dns_resolver  # the service's configured DNS servers and timeout
+from accounts.domains import resolver as dns_resolver  # the service's configured DNS servers and timeout
 
 log = logging.getLogger(__name__)
 

@@ -90,15 +90,21 @@ def error_body(message: str, **extra) -> dict:
 
 
 def _first_validation_message(detail, path: str = "") -> tuple[str, str]:
-    """The first message of a DRF validation error, with the dotted name of its field."""
+    """The first message of a DRF validation error, with the name of its field (`items[1].input`)."""
     if isinstance(detail, dict):
         for key, value in detail.items():
+            if not value:
+                continue
+            if isinstance(key, int):  # a ListField's or DictField's child, by position
+                return _first_validation_message(value, f"{path}[{key}]")
             name = key if key != "non_field_errors" else ""
             return _first_validation_message(value, f"{path}.{name}".strip(".") if name else path)
     if isinstance(detail, list) and detail:
         for index, value in enumerate(detail):
             if isinstance(value, (dict, list)):
-                return _first_validation_message(value, f"{path}[{index}]" if path else str(index))
+                if not value:  # a valid item of a list of objects: no errors here
+                    continue
+                return _first_validation_message(value, f"{path}[{index}]")
             return _first_validation_message(value, path)
     return str(detail), path
 

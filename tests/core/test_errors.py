@@ -94,3 +94,24 @@ def test_llms_txt_is_plain_text_and_explains_how_to_start(client):
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain")
     assert "/api/v1/signup" in response.content.decode()
+
+
+def test_a_validation_message_names_the_item_of_a_list_by_position():
+    from rest_framework import serializers
+
+    from core.errors import validation_message
+
+    class Item(serializers.Serializer):
+        id = serializers.CharField()
+        input = serializers.CharField()
+
+    class Body(serializers.Serializer):
+        items = Item(many=True)
+        tags = serializers.ListField(child=serializers.IntegerField(), required=False)
+
+    body = Body(data={"items": [{"id": "a", "input": "x"}, {"id": "b"}]})
+    assert not body.is_valid()
+    assert validation_message(body.errors) == ("items[1].input: This field is required.", "items[1].input")
+    body = Body(data={"items": [{"id": "a", "input": "x"}], "tags": [1, "x"]})
+    assert not body.is_valid()
+    assert validation_message(body.errors)[1] == "tags[1]"
