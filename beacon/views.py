@@ -181,3 +181,20 @@ class SavedDetailView(JsonOnly, ApiView):
     def delete(self, request, check_id: str):
         services.saved_delete(org=request.org, check_id=check_id)
         return Response({"removed": check_id})
+
+
+def about_page(request):
+    """The page the User-Agent points to: what SvcBeacon is and how it behaves on a site."""
+    from django.shortcuts import render
+
+    return render(request, "beacon/about.html", {
+        "user_agent": f"{constants.USER_AGENT_PRODUCT} (+{settings.BASE_URL}/beacon)",
+        "max_requests": settings.BEACON_MAX_REQUESTS,
+        "max_seconds": settings.BEACON_CHECK_SECONDS,
+        "surfaces": ["robots.txt", "sitemap", "llms.txt and llms-full.txt", "the Markdown version of the home page",
+                     "the home page as an agent reads it", "MCP server card and endpoint", "the MCP Registry",
+                     "the A2A agent card", "api-catalog and OpenAPI", "payment signals (x402 and others)"],
+        "base_url": settings.BASE_URL,
+        "card_usd": 5,
+        "x402_usd": 1,
+    })

@@ -5,6 +5,7 @@ from django.urls import include, path
 from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiYamlRenderer
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from beacon import views as beacon_views
 from core import views as core_views
 
 handler400 = "core.errors.handler400"
@@ -27,6 +28,7 @@ api_v1 = [
 urlpatterns = [
     path("", core_views.home, name="home"),
     path("llms.txt", core_views.llms_txt, name="llms-txt"),
+    path("beacon", beacon_views.about_page, name="beacon-about"),
     path("api/v1/", include(api_v1)),
     path("api/x402/", include("billing.x402_urls")),
     path("api/v1/openapi.json", SpectacularAPIView.as_view(renderer_classes=[OpenApiJsonRenderer]), name="schema"),
