@@ -188,3 +188,40 @@ class DatasetQueryIn(serializers.Serializer):
 class ReportQueryIn(serializers.Serializer):
     section = serializers.ChoiceField(choices=["summary", "full"], required=False,
                                       help_text="summary is free; the full report needs Atlas Pro or Team.")
+
+
+class AtlasCheckoutIn(serializers.Serializer):
+    plan = serializers.CharField(max_length=20, help_text="The Atlas tier to buy: `pro` or `team`.")
+    success_url = serializers.URLField(required=False, max_length=2000, help_text="Where the payer lands after paying.")
+    cancel_url = serializers.URLField(required=False, max_length=2000, help_text="Where the payer lands after leaving.")
+
+    def validate_plan(self, value: str) -> str:
+        if value not in ("pro", "team"):
+            raise serializers.ValidationError(f"must be pro or team, not {value!r}.")
+        return value
+
+
+class AtlasCheckoutOut(serializers.Serializer):
+    url = serializers.URLField(help_text="The Stripe Checkout page to send the payer to.")
+    plan = serializers.CharField()
+    expires_in_seconds = serializers.IntegerField()
+
+
+class AtlasSwitchOut(serializers.Serializer):
+    plan = serializers.CharField(help_text="The tier the subscription is now on.")
+    switched = serializers.BooleanField(help_text="true: the live subscription was switched in place, prorated.")
+    status = serializers.CharField(allow_null=True)
+
+
+class AtlasCancelOut(serializers.Serializer):
+    plan = serializers.CharField()
+    cancels_at = serializers.DateTimeField(allow_null=True, help_text="When the tier ends (the end of the current period).")
+    subscription_status = serializers.CharField()
+
+
+class AtlasSubscriptionOut(serializers.Serializer):
+    tier = serializers.CharField(help_text="free, pro or team.")
+    limits = serializers.JSONField(help_text="daily_lookup_limit, full_registry, downloads, internal_redistribution.")
+    lookups_today = serializers.JSONField(help_text="used, limit and remaining lookups this UTC day.")
+    subscription = serializers.JSONField(allow_null=True, help_text="The Stripe subscription behind the tier, or null.")
+    billing_enabled = serializers.BooleanField()

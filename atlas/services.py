@@ -4,6 +4,7 @@ import logging
 import re
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils.text import slugify
@@ -17,8 +18,12 @@ from atlas.matcher import AGENT, CONTROL, GENERIC
 from atlas.models import Agent, IpRangeList, Registration, Sighting
 from atlas.registry import entry_public, registry_changed, snapshot
 from atlas.seed import seed_build
+from billing import constants as billing_constants
+from billing import metering
+from billing import services as billing
+from billing.models import Allowance
 from core import clock, safe_http
-from core.errors import BadRequest, Conflict, NotFound, PaymentRequired, TooManyRequests, Unprocessable
+from core.errors import BadRequest, Conflict, NotFound, PaymentRequired, ServiceUnavailable, TooManyRequests, Unprocessable
 from core.ids import is_valid_id, new_id
 
 log = logging.getLogger(__name__)
@@ -657,3 +662,43 @@ def traffic_get() -> dict:
         raise NotFound("No sightings have been recorded yet, so there is no traffic report.")
     report = TrafficReport.objects.order_by("-built_at").first()
     return report.body if report is not None else traffic_report_build()
+
+
+# Subscription (the Atlas tier, bought through billing).
+
+
+def subscription_status(*, org: Organization) -> dict:
+    """The organization's Atlas tier, its limits, today's lookups, and the Stripe subscription behind it."""
+    tier = billing_constants.ATLAS_TIERS.get(org.atlas_tier, billing_constants.ATLAS_TIERS["free"])
+    today = clock.now().date()
+    used = (Allowance.objects.filter(subject=metering.subject_of(org, ""), meter="atlas_lookups", day=today)
+            .values_list("used", flat=True).first() or 0)
+    live = billing.subscription_current(org=org, product="atlas")
+    subscription = None
+    if live is not None:
+        ends = live.cancels_at or live.current_period_end
+        subscription = {"plan": live.plan, "status": live.status, "cancel_at_period_end": live.cancel_at_period_end,
+                        "current_period_end": live.current_period_end.isoformat() if live.current_period_end else None,
+                        "cancels_at": ends.isoformat() if live.cancel_at_period_end and ends else None}
+    return {
+        "tier": tier.id,
+        "limits": {"daily_lookup_limit": tier.daily_lookup_limit, "full_registry": tier.full_registry,
+                   "downloads": tier.downloads, "internal_redistribution": tier.internal_redistribution},
+        "lookups_today": {"used": used, "limit": tier.daily_lookup_limit, "remaining": max(0, tier.daily_lookup_limit - used)},
+        "subscription": subscription,
+        "billing_enabled": bool(settings.BILLING_ENABLED),
+    }
+
+
+def subscription_checkout(*, org: Organization, plan: str, success_url: str | None = None, cancel_url: str | None = None) -> dict:
+    """A Stripe Checkout page for the tier `plan` (pro or team), or, with a live tier, the switch in place."""
+    if not settings.BILLING_ENABLED:
+        raise ServiceUnavailable("Billing is not enabled on this service.")
+    return billing.checkout_create(org=org, product="atlas", plan=plan, success_url=success_url, cancel_url=cancel_url, switch=True)
+
+
+def subscription_cancel(*, org: Organization) -> dict:
+    """Schedule the Atlas subscription to end with its period; 409 without one."""
+    if not settings.BILLING_ENABLED:
+        raise ServiceUnavailable("Billing is not enabled on this service.")
+    return billing.subscription_cancel(org=org, product="atlas")

@@ -16,6 +16,8 @@ urlpatterns = [
     path("atlas/datasets", views.DatasetListView.as_view()),
     path("atlas/datasets/<slug:dataset_id>", views.DatasetDetailView.as_view()),
     path("atlas/report", views.ReportView.as_view()),
+    path("atlas/checkout", views.CheckoutView.as_view()),
+    path("atlas/subscription", views.SubscriptionView.as_view()),
     path("atlas/registrations", views.RegistrationListView.as_view()),
     path("atlas/registrations/<str:registration_id>", views.RegistrationDetailView.as_view()),
     path("atlas/registrations/<str:registration_id>/verify", views.RegistrationVerifyView.as_view()),

@@ -12,6 +12,11 @@ from atlas.serializers import (
     AgentListOut,
     AgentQueryIn,
     AgentsQueryIn,
+    AtlasCancelOut,
+    AtlasCheckoutIn,
+    AtlasCheckoutOut,
+    AtlasSubscriptionOut,
+    AtlasSwitchOut,
     DatasetQueryIn,
     LookupIn,
     LookupOut,
@@ -255,3 +260,35 @@ class RegistrationVerifyView(ApiView):
         row = services.registration_verify(org=request.org, registration_id=registration_id, **_actor(request))
         return Response(services.registration_out(row))
 
+
+
+class CheckoutView(ApiView):
+    """Buy an Atlas tier (pro or team): 201 with a Stripe Checkout `url`; with a live tier already, the
+    subscription switches to the other tier in place, prorated (200). 409 when already on the tier; 503 while
+    billing is not enabled."""
+
+    @extend_schema(tags=TAGS, operation_id="atlas_checkout", request=AtlasCheckoutIn, responses={
+        201: AtlasCheckoutOut, 200: AtlasSwitchOut,
+        **errors(400, 401, 403, 409, 502, 503, s400="`plan` is not pro or team, or a URL is invalid.",
+                 s409="Already on the tier.", s502="The payment processor failed.", s503="Billing is not enabled.")})
+    def post(self, request):
+        data = self.validated(AtlasCheckoutIn, request.data)
+        result = services.subscription_checkout(org=request.org, **data)
+        if result.get("switched"):
+            return Response({"plan": result["plan"], "switched": True, "status": result.get("status")})
+        return Response({key: result[key] for key in ("url", "plan", "expires_in_seconds")}, status=201)
+
+
+class SubscriptionView(ApiView):
+    """The Atlas tier, its limits and today's lookups; DELETE schedules the tier's subscription to end with the
+    current period (409 without an active one; 503 while billing is not enabled)."""
+
+    @extend_schema(tags=TAGS, operation_id="atlas_subscription_retrieve", responses={200: AtlasSubscriptionOut, **errors(401, 403)})
+    def get(self, request):
+        return Response(services.subscription_status(org=request.org))
+
+    @extend_schema(tags=TAGS, operation_id="atlas_subscription_cancel", request=None, responses={
+        200: AtlasCancelOut, **errors(401, 403, 409, 502, 503, s409="No active Atlas subscription (or it already ends with the period).",
+                                      s502="The payment processor failed.", s503="Billing is not enabled.")})
+    def delete(self, request):
+        return Response(services.subscription_cancel(org=request.org))

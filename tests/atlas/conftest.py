@@ -1,6 +1,7 @@
 import pytest
 
 from atlas.registry import forget_local
+from tests.billing.test_stripe import fake  # noqa: F401 - the loopback Stripe of tests/billing, for test_billing.py
 
 
 @pytest.fixture(autouse=True)
