@@ -208,6 +208,12 @@ def _x402(response) -> dict | None:
     return None
 
 
+def _required_parameters(operation) -> int:
+    if not isinstance(operation, dict) or not isinstance(operation.get("parameters"), list):
+        return 0
+    return sum(1 for parameter in operation["parameters"] if isinstance(parameter, dict) and parameter.get("required"))
+
+
 def agent_payments(site: Site, *, states_price: str) -> Result:
     signals, evidence, partial = [], [], []
     probed = [site.get(site.x402_candidate, accept=JSON_ACCEPT)]
@@ -215,6 +221,8 @@ def agent_payments(site: Site, *, states_price: str) -> Result:
         # A paid GET route the OpenAPI document lists (a path naming x402) answers 402 when it is one: one request.
         paid = [path for path, item in getattr(site, "openapi_paths", {}).items()
                 if "x402" in str(path).lower() and "{" not in str(path) and isinstance(item, dict) and "get" in item]
+        # A route that needs no parameter answers 402 to a bare GET; one with a required query may answer 400 first.
+        paid.sort(key=lambda path: _required_parameters(getattr(site, "openapi_paths", {})[path]["get"]))
         if paid:
             probed.append(site.get(site.at(paid[0]), accept=JSON_ACCEPT))
     for response in site.payment_required_answers():

@@ -220,10 +220,6 @@ def test_the_services_own_beacon_passes_every_check_of_the_surfaces_on_the_runni
         assert verdicts[check] == "pass", (check, verdicts)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "title_and_description: the home page's meta description is longer than 160 characters (templates/home.html); "
-    "agent_payments: Beacon probes the first x402 GET route of the schema, /api/x402/atlas/lookup, without its "
-    "required user_agent and gets the 400 that comes before any price (beacon/checks/use.py)."))
 def test_the_services_own_beacon_finds_every_check_passing_or_not_applicable(server, settings):
     verdicts = _own_beacon_report(server, settings)
     assert set(verdicts.values()) <= {"pass", "not_applicable"}, {k: v for k, v in verdicts.items() if v != "pass"}
