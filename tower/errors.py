@@ -25,6 +25,9 @@ CODES = {
     "execution_failed": "The legacy system refused the write; the body is the action (422).",
     "decision_quota": "The day's decision quota is used up (429).",
     "monthly_quota": "The month's action quota is used up (429).",
+    "already_subscribed": "The organization already has a Tower subscription (409).",
+    "no_subscription": "The organization has no active Tower subscription to cancel (409).",
+    "payment_processor": "The payment processor (Stripe) failed; try again (502).",
     "billing_disabled": "Billing is not enabled on this service (503).",
 }
 
@@ -53,6 +56,10 @@ def conflict(message: str, code: str) -> errors.Conflict:
 
 def too_many(message: str, code: str, retry_after: int) -> errors.TooManyRequests:
     return errors.TooManyRequests(message, retry_after=retry_after, extra=_extra(code, None))
+
+
+def bad_gateway(message: str, code: str = "payment_processor") -> errors.BadGateway:
+    return errors.BadGateway(message, extra=_extra(code, None))
 
 
 def unavailable(message: str) -> errors.ServiceUnavailable:

@@ -201,4 +201,18 @@ class TowerSubscriptionOut(serializers.Serializer):
     quota = serializers.JSONField(help_text="actions_per_month, decisions_per_day, active_agents.")
     usage = serializers.JSONField(help_text="This month's actions and today's decisions, each with its limit.")
     pricing = serializers.JSONField()
+    subscription = serializers.JSONField(allow_null=True, help_text="The Stripe subscription (status, cancel_at_period_end, "
+                                         "current_period_end, cancels_at), or null during the pilot.")
     billing_enabled = serializers.BooleanField()
+
+
+class TowerCheckoutOut(serializers.Serializer):
+    url = serializers.URLField(help_text="The Stripe Checkout page to send the payer to.")
+    plan = serializers.CharField()
+    expires_in_seconds = serializers.IntegerField()
+
+
+class TowerCancelOut(serializers.Serializer):
+    plan = serializers.CharField()
+    cancels_at = serializers.DateTimeField(allow_null=True, help_text="When the subscription ends (the end of the current period).")
+    subscription_status = serializers.CharField()

@@ -21,6 +21,7 @@ from django.db.models import F
 from accounts.keys import key_generate
 from accounts.services import audit_record
 from accounts.webhooks import webhook_emit
+from billing import services as billing
 from core import clock, idempotency, signing
 from core import errors as core_errors
 from core.ids import new_id
@@ -406,32 +407,57 @@ def receipts_export(*, org, start: int = 1, end: int | None = None) -> list[Rece
     return list(rows.order_by("sequence")[:10_000])
 
 
-# Subscription (payments come with the billing issue).
+# Subscription (bought by card through billing; Tower answers billing's errors in its own shape).
+
+
+def _billing_call(fn, **kwargs) -> dict:
+    """Call billing, and turn its core errors (409, 502, 503) into Tower's `{error, code}`."""
+    if not settings.BILLING_ENABLED:
+        raise errors.unavailable("Billing is not enabled on this service, so Tower cannot be bought yet.")
+    try:
+        return fn(**kwargs)
+    except core_errors.Conflict as exc:
+        code = "no_subscription" if fn is billing.subscription_cancel else "already_subscribed"
+        raise errors.conflict(exc.message, code) from exc
+    except core_errors.BadGateway as exc:
+        raise errors.bad_gateway(exc.message) from exc
+    except core_errors.ServiceUnavailable as exc:
+        raise errors.unavailable(exc.message) from exc
+
+
+def _subscription_out(row) -> dict | None:
+    if row is None:
+        return None
+    ends = row.cancels_at or row.current_period_end
+    return {"status": row.status, "cancel_at_period_end": row.cancel_at_period_end,
+            "current_period_end": row.current_period_end.isoformat() if row.current_period_end else None,
+            "cancels_at": ends.isoformat() if row.cancel_at_period_end and ends else None}
 
 
 def subscription_get(*, org) -> dict:
+    live = billing.subscription_current(org=org, product="tower")
     return {
-        "status": "pilot",
-        "plan": "tower-pilot",
+        "status": live.status if live else "pilot",
+        "plan": "tower" if live else "tower-pilot",
         "quota": {"actions_per_month": constants.actions_per_month(), "decisions_per_day": constants.decisions_per_day(),
                   "active_agents": constants.agents_max_active()},
         "usage": quota_usage(org=org),
         "pricing": {"currency": "usd", "monthly": constants.PRICE_MONTHLY_USD,
                     "note": "Pilot: free while Tower runs against the mock adapter."},
+        "subscription": _subscription_out(live),
         "billing_enabled": bool(settings.BILLING_ENABLED),
     }
 
 
 def subscription_checkout(*, org) -> dict:
-    if not settings.BILLING_ENABLED:
-        raise errors.unavailable("Billing is not enabled on this service, so Tower cannot be bought yet.")
-    raise errors.unavailable("Tower checkout is not available yet.")
+    """A Stripe Checkout page for the Tower subscription; 409 when already subscribed."""
+    result = _billing_call(billing.checkout_create, org=org, product="tower", plan="tower")
+    return {key: result[key] for key in ("url", "plan", "expires_in_seconds")}
 
 
 def subscription_cancel(*, org) -> dict:
-    if not settings.BILLING_ENABLED:
-        raise errors.unavailable("Billing is not enabled on this service, so there is no Tower subscription to cancel.")
-    raise errors.unavailable("Tower subscriptions cannot be cancelled here yet.")
+    """Schedule the Tower subscription to end with its period; 409 without an active one."""
+    return _billing_call(billing.subscription_cancel, org=org, product="tower")
 
 
 # The starter workflow.

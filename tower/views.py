@@ -25,7 +25,9 @@ from tower.serializers import (
     TowerAgentIn,
     TowerAgentListOut,
     TowerAgentOut,
+    TowerCancelOut,
     TowerCapabilitiesOut,
+    TowerCheckoutOut,
     TowerDecideIn,
     TowerDecisionOut,
     TowerErrorOut,
@@ -225,23 +227,27 @@ class TemplateView(OrgView):
 
 
 class CheckoutView(OrgView):
-    """Start a Tower subscription by card (503 while billing is not enabled)."""
+    """Start a Tower subscription by card: 201 with a Stripe Checkout `url`. 409 `already_subscribed`;
+    502 `payment_processor`; 503 `billing_disabled` while billing is not enabled."""
 
-    @extend_schema(tags=TAGS, request=None, responses={201: TowerSubscriptionOut, **tower_errors(
-        401, 403, 409, 503, s409="Already subscribed.", s503="`billing_disabled`: billing is not enabled.")})
+    @extend_schema(tags=TAGS, request=None, responses={201: TowerCheckoutOut, **tower_errors(
+        401, 403, 409, 502, 503, s409="`already_subscribed`: the organization already has a Tower subscription.",
+        s502="`payment_processor`: the payment processor failed.", s503="`billing_disabled`: billing is not enabled.")})
     def post(self, request):
         return Response(services.subscription_checkout(org=request.org), status=201)
 
 
 class SubscriptionView(OrgView):
-    """Tower's status for the organization: quotas, this month's and today's usage, pricing. DELETE
-    cancels at the end of the period (503 while billing is not enabled)."""
+    """Tower's status for the organization: the subscription, quotas, this month's and today's usage, pricing.
+    DELETE schedules the subscription to end with the current period (409 `no_subscription` without an active
+    one; 503 `billing_disabled` while billing is not enabled)."""
 
     @extend_schema(tags=TAGS, responses={200: TowerSubscriptionOut, **tower_errors(401, 403)})
     def get(self, request):
         return Response(services.subscription_get(org=request.org))
 
-    @extend_schema(tags=TAGS, request=None, responses={200: TowerSubscriptionOut, **tower_errors(
-        401, 403, 409, 503, s409="No active subscription.", s503="`billing_disabled`: billing is not enabled.")})
+    @extend_schema(tags=TAGS, request=None, responses={200: TowerCancelOut, **tower_errors(
+        401, 403, 409, 502, 503, s409="`no_subscription`: no active subscription (or it already ends with the period).",
+        s502="`payment_processor`: the payment processor failed.", s503="`billing_disabled`: billing is not enabled.")})
     def delete(self, request):
         return Response(services.subscription_cancel(org=request.org))

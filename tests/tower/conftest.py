@@ -1,5 +1,6 @@
 import pytest
 
+from tests.billing.test_stripe import fake  # noqa: F401 - the loopback Stripe of tests/billing, for test_billing.py
 from tests.tower.helpers import agent_client
 from tower import services
 
