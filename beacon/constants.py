@@ -40,6 +40,8 @@ CHECKS: tuple[CheckSpec, ...] = (
 )
 CHECKS_BY_ID = {spec.id: spec for spec in CHECKS}
 
+CARD_PRICE_CENTS = 500  # Beacon for people: $5 by card (spec 5.7)
+
 # States of a check. awaiting_payment -> queued (paid, or free when billing is off) -> running -> done | failed.
 AWAITING_PAYMENT, QUEUED, RUNNING, DONE, FAILED = "awaiting_payment", "queued", "running", "done", "failed"
 STATES = (AWAITING_PAYMENT, QUEUED, RUNNING, DONE, FAILED)

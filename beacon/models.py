@@ -18,6 +18,7 @@ class Check(models.Model):
     org = models.ForeignKey("accounts.Organization", null=True, blank=True, on_delete=models.CASCADE, related_name="beacon_checks")
     status = models.CharField(max_length=20, choices=[(s, s) for s in constants.STATES], default=constants.QUEUED)
     paid_by = models.CharField(max_length=40, blank=True, default="")  # "card", "x402", "free:billing_disabled", "free:verified_domain"
+    checkout_url = models.CharField(max_length=2048, blank=True, default="")  # the card checkout (Stripe) while awaiting_payment
     created_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -72,7 +72,7 @@ class BeaconCheckOut(serializers.Serializer):
     status = serializers.ChoiceField(choices=list(constants.STATES), help_text="; ".join(f"{k}: {v}" for k, v in constants.STATE_MEANINGS.items()))
     status_url = serializers.CharField()
     report_url = serializers.CharField(help_text="The report page for people (HTML).")
-    checkout_url = serializers.CharField(allow_null=True, help_text="Card payment; null while billing is not enabled (the check runs free).")
+    checkout_url = serializers.CharField(allow_null=True, help_text="The card payment page ($5, Stripe Checkout) while the check is awaiting_payment; null once paid or when the check is free.")
     paid_by = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from accounts.models import Organization
+from billing import services as billing
 from core import clock, safe_http
 from core.errors import BadRequest, NotFound, ServiceUnavailable, Unprocessable
 from core.ids import is_valid_id, new_id
@@ -60,7 +61,8 @@ def _owns_verified_domain(org: Organization | None, url: str) -> bool:
 
 
 def check_start(*, url: str, org: Organization | None = None) -> Check:
-    """Validate the URL, pre-flight the site, and create the check: queued when free, awaiting_payment otherwise."""
+    """Validate the URL, pre-flight the site, and create the check: queued when free; otherwise awaiting_payment
+    with a card checkout (Stripe) for $5 at `checkout_url`, and queued once billing reports the payment."""
     url = normalize_url(url)
     _answers_at_all(url)
     now = clock.now()
@@ -71,8 +73,17 @@ def check_start(*, url: str, org: Organization | None = None) -> Check:
     elif not settings.BILLING_ENABLED:
         raise ServiceUnavailable("Card payment for Beacon is not enabled on this service.")
     else:
-        status, paid_by = constants.AWAITING_PAYMENT, ""  # issue 9: the checkout session is created here
-    check = Check.objects.create(id=new_id("bcn_"), url=url, org=org, status=status, paid_by=paid_by, created_at=now)
+        status, paid_by = constants.AWAITING_PAYMENT, ""
+    with transaction.atomic():  # no check is left behind when the checkout cannot be created
+        check = Check.objects.create(id=new_id("bcn_"), url=url, org=org, status=status, paid_by=paid_by, created_at=now)
+        if status == constants.AWAITING_PAYMENT:
+            report_page = check_status_url(check) + "?format=html"
+            checkout = billing.payment_checkout_create(
+                kind="beacon", reference=check.id, amount_cents=constants.CARD_PRICE_CENTS,
+                description=f"Beacon check of {url}", org=org, success_url=report_page, cancel_url=report_page,
+            )
+            check.checkout_url = checkout["url"]
+            check.save(update_fields=["checkout_url"])
     if status == constants.QUEUED:
         check_enqueue(check.id)
     return check
@@ -102,11 +113,21 @@ def check_enqueue(check_id: str) -> None:
 
 
 def check_mark_paid(*, check_id: str, paid_by: str) -> Check:
-    """Payment arrived (issue 9: card webhook): awaiting_payment -> queued, once."""
+    """Payment arrived (the card checkout, through billing.signals.payment_succeeded): awaiting_payment -> queued, once."""
     updated = Check.objects.filter(id=check_id, status=constants.AWAITING_PAYMENT).update(status=constants.QUEUED, paid_by=paid_by)
     if updated:
         check_enqueue(check_id)
     return Check.objects.get(id=check_id)
+
+
+def on_payment_succeeded(sender, *, kind: str, reference: str, **kwargs) -> None:
+    """billing.signals.payment_succeeded: a paid Beacon checkout (kind "beacon", reference = the check id) queues the scan."""
+    if kind != "beacon":
+        return
+    if not Check.objects.filter(id=reference).exists():
+        log.warning("beacon: a card payment arrived for unknown check %r", reference)
+        return
+    check_mark_paid(check_id=reference, paid_by="card")
 
 
 def _claim(check_id: str) -> bool:

@@ -26,7 +26,7 @@ def check_out(check) -> dict:
     return {
         "id": check.id, "url": check.url, "status": check.status, "status_url": services.check_status_url(check),
         "report_url": services.check_status_url(check) + "?format=html",
-        "checkout_url": None,  # issue 9: the card checkout session while awaiting_payment
+        "checkout_url": (check.checkout_url or None) if check.status == constants.AWAITING_PAYMENT else None,
         "paid_by": check.paid_by, "created_at": check.created_at.isoformat(),
         "started_at": check.started_at.isoformat() if check.started_at else None,
         "finished_at": check.finished_at.isoformat() if check.finished_at else None,

@@ -5,6 +5,7 @@ import pytest
 from beacon.sample_site import LocalSite
 from beacon.scan import scan_site
 from core import safe_http
+from tests.billing.test_stripe import fake  # noqa: F401 - the loopback Stripe of tests/billing, for the paid checks
 
 
 @pytest.fixture(autouse=True)

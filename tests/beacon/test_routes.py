@@ -78,10 +78,9 @@ def test_without_free_checks_and_billing_the_start_is_a_503(client, target, sett
     assert response.status_code == 503
 
 
-def test_with_billing_a_check_waits_for_payment_and_runs_once_paid(client, target, settings, django_capture_on_commit_callbacks):
+def test_with_billing_a_check_waits_for_payment_and_runs_once_paid(fake, client, target, django_capture_on_commit_callbacks):
     from beacon.services import check_mark_paid
 
-    settings.BILLING_ENABLED = True
     response = start(client, target[1], django_capture_on_commit_callbacks)
     assert response.json()["status"] == "awaiting_payment"
     with safe_http.allow_loopback(), django_capture_on_commit_callbacks(execute=True):
