@@ -1,3 +1,0 @@
-from svc_mcp.server import main
-
-main()
