@@ -7,7 +7,7 @@ from core.signing import signing_key
 
 
 class Command(BaseCommand):
-    help = "Load seed data (safe to run again): each app's seed() in its seed.py, and the signing key."
+    help = "Load seed data (safe to run again): each app's seed() in its seed.py, if it has one, and the signing key."
 
     def handle(self, *args, **options):
         key = signing_key()
@@ -19,5 +19,7 @@ class Command(BaseCommand):
                 if exc.name != f"{config.name}.seed":
                     raise
                 continue
-            summary = module.seed()
-            self.stdout.write(f"{config.name}: {summary}")
+            seed = getattr(module, "seed", None)
+            if not callable(seed):
+                continue  # a data module of the app (Atlas seeds its registry on migrate), not a hook
+            self.stdout.write(f"{config.name}: {seed()}")
