@@ -139,6 +139,9 @@ def quota_take(*, org, kind: str) -> None:
         if rows.filter(used__lt=limit).update(used=F("used") + 1):
             return
         if rows.exists():
+            # The row may have been created by a concurrent first use just after our UPDATE: try once more.
+            if rows.filter(used__lt=limit).update(used=F("used") + 1):
+                return
             break
         try:
             with transaction.atomic():
