@@ -47,7 +47,7 @@ def calibration_metrics(results) -> dict:
 
 
 def detector_metrics(results) -> dict:
-    """Per detector and language: precision, recall, and false positives on hard negatives."""
+    """Per detector and language: precision, recall, and false positives on benign look-alikes."""
     out: dict = defaultdict(lambda: defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0, "neg": 0, "hard_neg": 0, "hard_fp": 0}))
     for row, outcome in results:
         fired = {r.detector: r.verdict == "fail" for r in outcome.rules}
@@ -57,7 +57,7 @@ def detector_metrics(results) -> dict:
             "pii": bool(row["expect"]["pii"]),
             "secrets": row["expect"]["secret"],
         }
-        hard = "hard_negative" in row["tags"] or "mention_not_use" in row["tags"]
+        hard = splits.is_lookalike(row)
         for detector, exp in expected.items():
             for lang in (row["lang"], "all"):
                 cell = out[detector][lang]

@@ -1,5 +1,8 @@
 """The corpus split: train (60 %), calibration (20 %), heldout (20 %), by a stable hash of each row's group.
 
+Training uses train and calibration together, cross-fitted in FOLDS folds (guardrails/train.py); the
+heldout split is read only by the reports.
+
 A group keeps every translation of one prompt together (RTP-LX `Index`, PurpleLlama's English original),
 so no split sees a translation of a row another split holds."""
 
@@ -36,3 +39,30 @@ def rows(split: str | None = None) -> list[dict]:
     with CORPUS.open(encoding="utf-8") as handle:
         out = [json.loads(line) for line in handle if line.strip()]
     return [r for r in out if split is None or split_of(r) == split]
+
+
+FOLDS = 5
+
+
+def fold_of(row: dict) -> int:
+    """The cross-fitting fold of a train or calibration row (by prompt group, like the split)."""
+    return int(hashlib.sha256(f"fold:{group_of(row)}".encode()).hexdigest(), 16) % FOLDS
+
+
+def is_lookalike(row: dict) -> bool:
+    """A benign text built to look like an attack or abuse: hard negatives, trigger words, mention-not-use."""
+    return bool({"hard_negative", "trigger_words", "mention_not_use"} & set(row["tags"])) and not (
+        row["expect"]["prompt_injection"] or row["expect"]["toxic"])
+
+
+LOOKALIKES = CORPUS.parent / "lookalikes.jsonl"
+
+
+def training_rows() -> list[dict]:
+    """What training reads: the train and calibration splits, plus the handwritten benign look-alikes
+    of data/lookalikes.jsonl (training only: no report counts them)."""
+    extra = []
+    if LOOKALIKES.exists():
+        with LOOKALIKES.open(encoding="utf-8") as handle:
+            extra = [json.loads(line) for line in handle if line.strip()]
+    return rows("train") + rows("calibration") + extra

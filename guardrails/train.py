@@ -1,19 +1,37 @@
-"""Train the injection and toxicity heads from the corpus, then fit their calibration.
+"""Train the injection and toxicity heads from the corpus, and fit their stack, thresholds and the
+confidence calibration, cross-fitted so that every figure is fitted on predictions for rows the
+classifiers did not train on.
 
     .venv/bin/python -m guardrails.train
 
-Trains on the `train` split only; Platt scaling and thresholds are fitted on the `calibration`
-split only; the `heldout` split is never read here. Writes guardrails/models/<head>.npz.
-Deterministic: the same corpus gives the same files.
+Each head is two logistic regressions: one over the hashed n-gram features, one over the encoder's
+embedding of the window the n-gram model finds most suspicious (what the service embeds at run time).
+The `train` and `calibration` splits are cut into FOLDS folds by prompt group; for each fold, heads
+trained on the other folds score it (out-of-fold). On those scores are fitted the stack that turns the
+two raw scores into a probability, the thresholds, and then (running the engine with each fold's heads
+over that fold) the isotonic map from each action's raw confidence to P(action right). The shipped heads
+are trained on all of train and calibration. The `heldout` split is never read here.
+
+Writes guardrails/models/<head>.npz and calibration.json. Embeddings are cached under var/ (about ten
+minutes the first time on 2 cores). Deterministic: the same corpus gives the same files.
 """
 
+import hashlib
+import json
 import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
 from guardrails import splits
-from guardrails.engine import normalize, textmodel
+from guardrails.engine import calibration, encoder, normalize, textmodel
+
+CACHE = Path(__file__).resolve().parent.parent / "var" / "guardrails-embeddings.npz"
+# The false-positive rates a threshold may reach out of fold: over all negatives, and over the benign
+# look-alikes (hard negatives, trigger words, mention-not-use), whose goal is at most 3 %.
+MAX_FPR = 0.04
+MAX_LOOKALIKE_FPR = 0.02
 
 HEADS = {"prompt_injection": lambda r: r["expect"]["prompt_injection"], "toxicity": lambda r: r["expect"]["toxic"]}
 
@@ -69,45 +87,173 @@ def fit_lr(X, y: np.ndarray, sample_w: np.ndarray, *, l2: float = 1e-5, epochs: 
     return w, b
 
 
-def fit_platt(raw: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    a, b = 1.0, 0.0
-    for _ in range(3000):
-        p = 1 / (1 + np.exp(-(a * raw + b)))
-        ga = ((p - y) * raw).mean()
-        gb = (p - y).mean()
-        a -= 0.5 * ga
-        b -= 0.5 * gb
-    return float(a), float(b)
+def fit_logistic(X: np.ndarray, y: np.ndarray, sample_w: np.ndarray | None = None, *, l2: float = 0.0, iterations: int = 50) -> np.ndarray:
+    """Newton's method for a dense logistic regression; returns [coefficients..., intercept]."""
+    A = np.c_[X, np.ones(len(X))]
+    sw = np.ones(len(y)) if sample_w is None else sample_w
+    beta = np.zeros(A.shape[1])
+    reg = np.full(A.shape[1], l2)
+    reg[-1] = 0.0
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-np.clip(A @ beta, -30, 30)))
+        grad = A.T @ ((p - y) * sw) + reg * beta
+        hess = (A * (sw * p * (1 - p))[:, None]).T @ A + np.diag(reg) + 1e-9 * np.eye(A.shape[1])
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta
+
+
+_memo: dict[str, np.ndarray] | None = None
+
+
+def _cache() -> dict[str, np.ndarray]:
+    global _memo
+    if _memo is None:
+        _memo = {}
+        if CACHE.exists():
+            data = np.load(CACHE)
+            _memo = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+    return _memo
+
+
+def _save_cache() -> None:
+    CACHE.parent.mkdir(exist_ok=True)
+    cache = _cache()
+    np.savez(CACHE, keys=np.array(list(cache)), vectors=np.stack(list(cache.values())))
+
+
+def embeddings(texts: list[str]) -> np.ndarray:
+    """The encoder's embedding of each text, through a cache keyed by the hash of the clipped text."""
+    cache = _cache()
+    clipped = [encoder.clip(t) for t in texts]
+    keys = [hashlib.sha256(c.encode()).hexdigest()[:32] for c in clipped]
+    missing = list({k: c for k, c in zip(keys, clipped, strict=True) if k not in cache}.items())
+    for start in range(0, len(missing), 32):
+        batch = missing[start:start + 32]
+        for (k, _c), v in zip(batch, encoder.embed([c for _k, c in batch]), strict=True):
+            cache[k] = v.astype(np.float32)
+        if start % 640 == 608:
+            print(f"  embedded {start + len(batch)}/{len(missing)}", flush=True)
+            _save_cache()
+    if missing:
+        _save_cache()
+    return np.stack([cache[k] for k in keys]) if keys else np.zeros((0, encoder.DIM), np.float32)
+
+
+def ngram_tops(head: textmodel.Head, rows: list[dict]) -> np.ndarray:
+    """Per row, the head's highest n-gram raw score over the row's windows: what the service scores."""
+    return np.array([head.top_raw(textmodel.window_features(textmodel.window_texts(texts_of(r)))) for r in rows])
+
+
+def encoder_windows(rows: list[dict], heads: list[textmodel.Head]) -> list[str]:
+    """Per row, the window the service would give the encoder."""
+    return [textmodel.encoder_window(texts_of(r), heads) for r in rows]
+
+
+def choose_threshold(probs: np.ndarray, y: np.ndarray, lookalike: np.ndarray) -> float:
+    """The lowest threshold (the highest recall) whose out-of-fold false-positive rates stay within
+    MAX_FPR over all negatives and MAX_LOOKALIKE_FPR over the benign look-alikes."""
+    best = 0.95
+    for threshold in np.linspace(0.95, 0.05, 181):
+        _recall, fpr, lookalike_fpr = rates(probs, y, lookalike, threshold)
+        if fpr > MAX_FPR or lookalike_fpr > MAX_LOOKALIKE_FPR:
+            break
+        best = float(threshold)
+    return best
+
+
+def fit_heads(rows: list[dict], X, labels: dict[str, np.ndarray]) -> dict[str, textmodel.Head]:
+    """Both regressions of every head on `rows` (stacks and thresholds still to be set). The n-gram
+    regressions come first: with them the encoder window of each row is picked as the service picks it."""
+    heads, weights = {}, {}
+    for name in HEADS:
+        sw = sample_weights(rows, labels[name])
+        w, b = fit_lr(X, labels[name], sw)
+        w = w.astype(np.float16).astype(np.float64)  # as stored, so that training picks the windows the service picks
+        heads[name] = textmodel.Head(name, w, b, np.zeros(encoder.DIM), 0.0, (1.0, 1.0, 0.0), 0.5)
+        weights[name] = sw / sw.mean()
+    E = embeddings(encoder_windows(rows, list(heads.values())))
+    for name, head in heads.items():
+        emb = fit_logistic(E, labels[name], weights[name], l2=0.3)
+        head.emb_weights, head.emb_bias = emb[:-1].astype(np.float32), float(emb[-1])
+    return heads
+
+
+def rates(probs: np.ndarray, y: np.ndarray, lookalike: np.ndarray, threshold: float) -> tuple[float, float, float]:
+    fired = probs >= threshold
+    return (float((fired & (y == 1)).sum() / max(1, y.sum())), float((fired & (y == 0)).sum() / max(1, (y == 0).sum())),
+            float((fired & lookalike).sum() / max(1, lookalike.sum())))
 
 
 def main() -> int:
-    train = splits.rows("train")
-    calibration = splits.rows("calibration")
-    X = matrix(train)
+    from guardrails import measure
+
+    rows = splits.training_rows()
+    folds = np.array([splits.fold_of(r) for r in rows])
+    lookalike = np.array([splits.is_lookalike(r) for r in rows])
+    X = matrix(rows)
+    labels = {name: np.array([1.0 if label(r) else 0.0 for r in rows]) for name, label in HEADS.items()}
     textmodel.MODELS.mkdir(exist_ok=True)
-    for name, label in HEADS.items():
-        y = np.array([1.0 if label(r) else 0.0 for r in train])
-        w, b = fit_lr(X, y, sample_weights(train, y))
-        h = textmodel.Head(name, w, b, 1.0, 0.0, 0.5)
-        raw = np.array([max(h.raw(win) for t in texts_of(r) for win in textmodel.windows(t)) for r in calibration])
-        yc = np.array([1.0 if label(r) else 0.0 for r in calibration])
-        a, c = fit_platt(raw, yc)
-        probs = 1 / (1 + np.exp(-(a * raw + c)))
-        # The threshold: the highest recall whose false-positive rate stays at most 2 % on the calibration
-        # negatives and at most 3 % on their hard negatives (benign texts built to look like attacks).
-        hard = np.array(["hard_negative" in r["tags"] or "mention_not_use" in r["tags"] for r in calibration])
-        best = 0.95
-        for threshold in np.linspace(0.95, 0.05, 181):
-            fpr = ((probs >= threshold) & (yc == 0)).sum() / max(1, (yc == 0).sum())
-            hard_fpr = ((probs >= threshold) & (yc == 0) & hard).sum() / max(1, ((yc == 0) & hard).sum())
-            if fpr > 0.02 or hard_fpr > 0.03:
-                break
-            best = float(threshold)
-        recall = ((probs >= best) & (yc == 1)).sum() / max(1, yc.sum())
-        fpr = ((probs >= best) & (yc == 0)).sum() / max(1, (yc == 0).sum())
-        np.savez_compressed(textmodel.MODELS / f"{name}.npz", weights=w.astype(np.float16), bias=b, platt_a=a, platt_b=c, threshold=best)
-        print(f"{name}: threshold {best:.2f}, calibration recall {recall:.3f}, false-positive rate {fpr:.3f}")
+
+    # Out-of-fold raw scores, and each fold's heads.
+    fold_heads: list[dict[str, textmodel.Head]] = []
+    oof = {name: (np.zeros(len(rows)), np.zeros(len(rows))) for name in HEADS}
+    seen: dict[str, np.ndarray] = {}
+    for k in range(splits.FOLDS):
+        fit_idx, out_idx = np.where(folds != k)[0], np.where(folds == k)[0]
+        heads = fit_heads([rows[i] for i in fit_idx], subset(X, fit_idx), {n: y[fit_idx] for n, y in labels.items()})
+        out_rows = [rows[i] for i in out_idx]
+        windows = encoder_windows(out_rows, list(heads.values()))
+        E = embeddings(windows)
+        seen.update(zip(windows, E, strict=True))
+        for name, head in heads.items():
+            oof[name][0][out_idx] = ngram_tops(head, out_rows)
+            oof[name][1][out_idx] = E @ head.emb_weights + head.emb_bias
+        fold_heads.append(heads)
+        print(f"fold {k + 1}/{splits.FOLDS}: {len(out_idx)} rows scored out of fold", flush=True)
+
+    # The stack and the threshold of each head, on the out-of-fold scores; then the shipped heads.
+    final = fit_heads(rows, X, labels)
+    for name in HEADS:
+        y = labels[name]
+        a, b = oof[name]
+        stack = tuple(float(x) for x in fit_logistic(np.c_[a, b], y))
+        final[name].stack = stack
+        probs = np.array([final[name].probability(x, e) for x, e in zip(a, b, strict=True)])
+        threshold = choose_threshold(probs, y, lookalike)
+        recall, fpr, lookalike_fpr = rates(probs, y, lookalike, threshold)
+        for heads in (*fold_heads, final):
+            heads[name].stack, heads[name].threshold = stack, threshold
+        head = final[name]
+        np.savez_compressed(textmodel.MODELS / f"{name}.npz", weights=head.weights.astype(np.float16), bias=head.bias,
+                            emb_weights=head.emb_weights, emb_bias=head.emb_bias, stack=np.array(stack), threshold=threshold)
+        print(f"{name}: stack {', '.join(f'{x:.3f}' for x in stack)}, threshold {threshold:.2f}; out of fold: recall {recall:.3f}, "
+              f"false-positive rate {fpr:.3f}, {lookalike_fpr:.3f} on look-alikes")
+
+    # The confidence calibration: the engine, with each fold's heads, over that fold.
+    encoder.CACHE_SIZE = max(encoder.CACHE_SIZE, len(seen) + 1024)
+    encoder.remember(list(seen), np.array(list(seen.values())))
+    results = []
+    for k, heads in enumerate(fold_heads):
+        with textmodel.trial_heads(heads):
+            results += measure.run([r for r, f in zip(rows, folds, strict=True) if f == k])
+    fitted = measure.fit(results)
+    calibration.PATH.write_text(json.dumps(fitted, indent=1))
+    calibration.mapping.cache_clear()
+    metrics = measure.calibration_metrics(results)
+    print(f"calibration: {', '.join(f'{a} n={v['n']}' for a, v in fitted['actions'].items())}; out-of-fold action accuracy "
+          f"{metrics['accuracy']:.3f}")
     return 0
+
+
+def subset(X, idx: np.ndarray):
+    """Rows `idx` of the CSR triple `matrix` returns."""
+    indptr, indices, values = X
+    starts, ends = indptr[idx], indptr[idx + 1]
+    take = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends, strict=True)]) if len(idx) else np.zeros(0, int)
+    return np.concatenate([[0], np.cumsum(ends - starts)]), indices[take], values[take]
 
 
 if __name__ == "__main__":

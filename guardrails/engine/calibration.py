@@ -2,8 +2,8 @@
 
 A raw number per action (noisy-OR of the blocking rules' probabilities for block, the strongest
 redaction finding for redact, the product of the classifiers' "nothing here" probabilities for
-allow) is mapped through an isotonic regression fitted on the calibration split against "the
-action was correct" (`manage.py guardrails_calibrate --fit`). The mapping lives in
+allow) is mapped through an isotonic regression fitted on out-of-fold engine results against "the
+action was correct" (`python -m guardrails.train`). The mapping lives in
 guardrails/models/calibration.json; without it the raw number is returned.
 """
 

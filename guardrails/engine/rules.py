@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+import numpy as np
 import phonenumbers
 
-from guardrails.engine import calibration, language, lexicon, normalize, pii, secrets, textmodel
+from guardrails.engine import calibration, encoder, language, lexicon, normalize, pii, secrets, textmodel
 from guardrails.engine.findings import Finding
 
 DETECTORS = ("prompt_injection", "toxicity", "pii", "secrets", "regex", "words", "topics", "length", "language", "links")
@@ -291,13 +292,19 @@ class _Scan:
             self._cache[key] = fn()
         return self._cache[key]
 
+    def _features(self) -> list:
+        return self.once("features", lambda: textmodel.window_features(textmodel.window_texts([self.norm, *self.extra])))
+
+    def _embedding(self) -> np.ndarray:
+        """The encoder's embedding of the text's most suspicious window: one call serves every head."""
+        return self.once("embedding", lambda: encoder.embed([textmodel.encoder_window([self.norm, *self.extra], textmodel.heads())])[0])
+
     def head_score(self, name: str) -> float:
         def run():
             head = textmodel.head(name)
             if head is None:
                 return 0.0
-            feats = self.once("features", lambda: textmodel.window_features([self.norm, *self.extra]))
-            score = head.score([], feats)
+            score = head.probability(head.top_raw(self._features()), head.emb_raw(self._embedding()))
             if name == "prompt_injection":
                 hits = [h for t in (self.norm, *self.extra) for h in lexicon.overrides(t)]
                 if hits:

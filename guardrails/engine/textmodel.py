@@ -1,7 +1,9 @@
-"""Multilingual text classifiers: hashed character and word n-grams into a logistic regression.
+"""Multilingual text classifiers: hashed character and word n-grams into a logistic regression, stacked
+with a logistic regression over a multilingual sentence embedding (engine/encoder.py).
 
-Character n-grams work in every script without a tokenizer, run in about a millisecond, and the
-weights are a small file trained by `guardrails/train.py` from the corpus; nothing is downloaded.
+Character n-grams work in every script without a tokenizer and run in about a millisecond; the
+embedding carries what was learned in one language over to the others. The weights are small files
+trained by `guardrails/train.py` from the corpus; nothing is downloaded.
 A long text is scored in overlapping windows and the highest window counts, so an injection
 buried in a long document is not diluted by the rest.
 """
@@ -9,6 +11,7 @@ buried in a long document is not diluted by the rest.
 import math
 import re
 import zlib
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +21,9 @@ DIM = 1 << 18
 MODELS = Path(__file__).resolve().parent.parent / "models"
 WINDOW = 600
 STEP = 450
+# The encoder reads one window of this size per text (it costs about a millisecond per token).
+ENCODER_WINDOW = 256
+ENCODER_STEP = 192
 _WORDS = re.compile(r"\w+", re.UNICODE)
 _SPACES = re.compile(r"\s+")
 
@@ -61,51 +67,95 @@ def features(text: str) -> tuple[np.ndarray, np.ndarray]:
     return idx, val
 
 
-def windows(text: str) -> list[str]:
-    if len(text) <= WINDOW:
+def windows(text: str, size: int = WINDOW, step: int = STEP) -> list[str]:
+    if len(text) <= size:
         return [text]
-    return [text[i:i + WINDOW] for i in range(0, max(1, len(text) - WINDOW + STEP), STEP)]
+    return [text[i:i + size] for i in range(0, max(1, len(text) - size + step), step)]
 
 
 class Head:
-    """One trained head: weights, bias, and the Platt mapping fitted on the calibration split."""
+    """One trained head: a logistic regression over the n-gram features (`weights`, `bias`), one over the
+    encoder's embedding (`emb_weights`, `emb_bias`), and the stack fitted on the calibration split that
+    turns the two raw scores into a probability: sigmoid(stack_a * ngram + stack_b * embedding + stack_c).
 
-    def __init__(self, name: str, weights: np.ndarray, bias: float, platt_a: float, platt_b: float, threshold: float):
+    A text is scored by its most suspicious parts: the n-gram score is the highest over its windows, and
+    the embedding is that of `encoder_window` (one per text, shared by the heads)."""
+
+    def __init__(self, name: str, weights: np.ndarray, bias: float, emb_weights: np.ndarray, emb_bias: float,
+                 stack: tuple[float, float, float], threshold: float):
         self.name = name
         self.weights = weights.astype(np.float32)
         self.bias = bias
-        self.platt_a = platt_a
-        self.platt_b = platt_b
+        self.emb_weights = emb_weights.astype(np.float32)
+        self.emb_bias = emb_bias
+        self.stack = stack
         self.threshold = threshold
-
-    def raw(self, text: str) -> float:
-        idx, val = features(text)
-        return float(self.weights[idx] @ val) + self.bias if idx.size else self.bias
-
-    def probability_of_raw(self, raw: float) -> float:
-        z = self.platt_a * raw + self.platt_b
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def raw_of(self, feats: tuple[np.ndarray, np.ndarray]) -> float:
         idx, val = feats
         return float(self.weights[idx] @ val) + self.bias if idx.size else self.bias
 
-    def score(self, texts: list[str], feats: list | None = None) -> float:
-        """The calibrated probability of the class for the worst window of any of `texts`."""
-        feats = feats if feats is not None else window_features(texts)
-        best = max((self.raw_of(f) for f in feats), default=self.bias)
-        return self.probability_of_raw(best)
+    def emb_raw(self, vector: np.ndarray) -> float:
+        return float(self.emb_weights @ vector) + self.emb_bias
+
+    def probability(self, ngram_raw: float, emb_raw: float) -> float:
+        a, b, c = self.stack
+        z = a * ngram_raw + b * emb_raw + c
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def top_raw(self, feats: list) -> float:
+        """The highest n-gram raw score over the windows (the bias alone when there is no text)."""
+        return max((self.raw_of(f) for f in feats), default=self.bias)
 
 
-def window_features(texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Features of every window of every text, computed once and shared by the heads."""
-    return [features(w) for t in texts if t for w in windows(t)]
+def window_texts(texts: list[str]) -> list[str]:
+    return [w for t in texts if t for w in windows(t)]
+
+
+def encoder_window(texts: list[str], heads: list[Head]) -> str:
+    """What the encoder reads: of the ENCODER_WINDOW-character windows of `texts`, the one with the highest
+    n-gram raw score under any of `heads` ("" when there is no text). The service and the training pick
+    it the same way, with every model head, whatever the rule set."""
+    candidates = [w for t in texts if t for w in windows(t, ENCODER_WINDOW, ENCODER_STEP)]
+    if len(candidates) <= 1 or not heads:
+        return candidates[0] if candidates else ""
+    scores = [max(h.raw_of(f) for h in heads) for f in map(features, candidates)]
+    return candidates[int(np.argmax(scores))]
+
+
+def window_features(window_texts_: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Features of every window, computed once and shared by the heads."""
+    return [features(w) for w in window_texts_]
+
+
+HEAD_NAMES = ("prompt_injection", "toxicity")
+_trial: dict[str, Head] = {}
+
+
+@contextmanager
+def trial_heads(heads: dict[str, Head]):
+    """Score with these heads instead of the stored ones (training runs the engine with each fold's heads)."""
+    _trial.update(heads)
+    try:
+        yield
+    finally:
+        _trial.clear()
+
+
+def head(name: str) -> Head | None:
+    return _trial.get(name) or _stored_head(name)
+
+
+def heads() -> list[Head]:
+    """Every model head there is, in a fixed order."""
+    return [h for h in (head(n) for n in HEAD_NAMES) if h is not None]
 
 
 @lru_cache(maxsize=4)
-def head(name: str) -> Head | None:
+def _stored_head(name: str) -> Head | None:
     path = MODELS / f"{name}.npz"
     if not path.exists():
         return None
     data = np.load(path)
-    return Head(name, data["weights"], float(data["bias"]), float(data["platt_a"]), float(data["platt_b"]), float(data["threshold"]))
+    return Head(name, data["weights"], float(data["bias"]), data["emb_weights"], float(data["emb_bias"]),
+                tuple(float(x) for x in data["stack"]), float(data["threshold"]))

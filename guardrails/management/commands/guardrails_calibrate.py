@@ -1,33 +1,31 @@
-"""Fit the confidence calibration on the calibration split and print how well calibrated it is on
-the held-out split: the reliability table, expected calibration error and Brier score, overall and
-per language; then precision and recall per detector and language.
+"""Print how well calibrated the confidence is on the held-out split: the reliability table, expected
+calibration error and Brier score, overall and per language; then precision and recall per detector
+and language, and the false-positive rate on benign look-alikes.
 
-    manage.py guardrails_calibrate          # report only, with the stored calibration
-    manage.py guardrails_calibrate --fit    # refit guardrails/models/calibration.json first
+    manage.py guardrails_calibrate          # report only, with the stored heads and calibration
+    manage.py guardrails_calibrate --fit    # retrain the heads and refit the calibration first (guardrails.train)
 """
 
-import json
 from collections import defaultdict
 
 from django.core.management.base import BaseCommand
 
-from guardrails import measure
-from guardrails.engine import calibration
+from guardrails import measure, train
+from guardrails.engine import textmodel
 
 
 class Command(BaseCommand):
     help = "Fit (with --fit) and report the Guardrails confidence calibration on the held-out split."
 
     def add_arguments(self, parser):
-        parser.add_argument("--fit", action="store_true", help="Refit the calibration on the calibration split first.")
-        parser.add_argument("--split", default="heldout", choices=["heldout", "calibration"], help="Which split to report on.")
+        parser.add_argument("--fit", action="store_true", help="Retrain the heads and refit the calibration first.")
+        parser.add_argument("--split", default="heldout", choices=["heldout", "calibration"],
+                            help="Which split to report on (the calibration split was trained on: only a sanity check).")
 
     def handle(self, *args, fit: bool, split: str, **options):
         if fit:
-            fitted = measure.fit(measure.run(measure.rows("calibration")))
-            calibration.PATH.write_text(json.dumps(fitted, indent=1))
-            calibration.mapping.cache_clear()
-            self.stdout.write(f"fitted on the calibration split: {', '.join(f'{a} n={v['n']}' for a, v in fitted['actions'].items())}")
+            train.main()
+            textmodel._stored_head.cache_clear()
         results = measure.run(measure.rows(split))
         overall = measure.calibration_metrics(results)
         self.stdout.write(f"\n{split} split: {overall['n']} rows, action accuracy {overall['accuracy']:.3f}, "
@@ -43,7 +41,7 @@ class Command(BaseCommand):
             if by_lang.get(lang):
                 m = measure.calibration_metrics(by_lang[lang])
                 self.stdout.write(f"  {lang:5s} {m['n']:5d}  {m['accuracy']:.3f}  {m['ece']:.4f}  {m['brier']:.4f}")
-        self.stdout.write("\nper detector and language: precision, recall, false-positive rate on hard negatives (tp/fp/fn)")
+        self.stdout.write("\nper detector and language: precision, recall, false-positive rate on benign look-alikes (tp/fp/fn)")
         for detector, cells in measure.detector_metrics(results).items():
             for lang in ["all", *measure.splits.LANGUAGES]:
                 c = cells.get(lang)
@@ -52,4 +50,4 @@ class Command(BaseCommand):
                 precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else float("nan")
                 recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else float("nan")
                 hard = c["hard_fp"] / c["hard_neg"] if c["hard_neg"] else float("nan")
-                self.stdout.write(f"  {detector:17s} {lang:4s} P {precision:.3f}  R {recall:.3f}  hardFP {hard:.3f}  ({c['tp']}/{c['fp']}/{c['fn']})")
+                self.stdout.write(f"  {detector:17s} {lang:4s} P {precision:.3f}  R {recall:.3f}  look-alike FP {hard:.3f}  ({c['tp']}/{c['fp']}/{c['fn']})")
