@@ -18,6 +18,7 @@ in a new thread, so every keyed request opens a new database connection: `--serv
 
 import argparse
 import http.client
+import itertools
 import json
 import os
 import shutil
@@ -46,6 +47,7 @@ class Case:
     expect: int = 200
     baseline: str | None = None  # the case whose p50 this one's overhead is measured against
     fresh_idempotency_key: bool = False  # a new Idempotency-Key on every request
+    bodies: list[bytes] | None = None  # when set, requests cycle through these instead of `body`
 
 
 @dataclass
@@ -185,15 +187,17 @@ def _stop_server(server: subprocess.Popen) -> None:
 def _measure(port: int, case: Case, n: int, warmup: int, budget: float) -> Result:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     latencies = []
+    bodies = itertools.cycle(case.bodies or [case.body])
 
     def once(timed: bool) -> None:
         headers = dict(case.headers)
         if case.fresh_idempotency_key:
             headers["Idempotency-Key"] = uuid.uuid4().hex
-        if case.body is not None:
+        body = next(bodies)
+        if body is not None:
             headers["Content-Type"] = "application/json"
         start = time.perf_counter_ns()
-        conn.request(case.method, case.path, body=case.body, headers=headers)
+        conn.request(case.method, case.path, body=body, headers=headers)
         response = conn.getresponse()
         response.read()
         took = time.perf_counter_ns() - start

@@ -11,8 +11,8 @@ from django.urls import include, path
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.urls import handler400, handler403, handler404, handler500  # noqa: F401 - the envelope error views
 from billing.api import MeteredView
+from config.urls import handler400, handler403, handler404, handler500  # noqa: F401 - the envelope error views
 from core.api import ApiView
 
 
