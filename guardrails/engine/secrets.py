@@ -15,7 +15,7 @@ RULES: list[tuple[str, re.Pattern, float]] = [
     ("GITHUB_TOKEN", re.compile(r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), 0.99),
     ("GITHUB_TOKEN", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{60,90}"), 0.99),
     ("GITLAB_TOKEN", re.compile(r"(?<![A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,}"), 0.99),
-    ("SLACK_WEBHOOK", re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/_-]{20,}"), 0.99),
+    ("SLACK_WEBHOOK", re.compile(r"https?://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/_-]{20,}"), 0.99),
     ("SLACK_TOKEN", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"), 0.97),
     ("STRIPE_KEY", re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0.98),
     ("ANTHROPIC_KEY", re.compile(r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{40,}"), 0.99),
@@ -27,7 +27,13 @@ RULES: list[tuple[str, re.Pattern, float]] = [
     ("NPM_TOKEN", re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), 0.98),
     ("DATABRICKS_TOKEN", re.compile(r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"), 0.95),
     ("JWT", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.?[A-Za-z0-9_-]*"), 0.95),
-    ("AZURE_CLIENT_SECRET", re.compile(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\d[A-Za-z0-9_~.-]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"), 0.95),
+    ("AZURE_CLIENT_SECRET", re.compile(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"), 0.95),
+    ("SOURCEGRAPH_TOKEN", re.compile(r"(?<![A-Za-z0-9_])sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}(?![A-Za-z0-9])"), 0.98),
+    ("NOTION_TOKEN", re.compile(r"(?<![A-Za-z0-9_])ntn_\d{11}[A-Za-z0-9]{35}(?![A-Za-z0-9])"), 0.98),
+    ("FACEBOOK_ACCESS_TOKEN", re.compile(r"(?<![0-9])\d{15,16}(?:\||%7C)[0-9A-Za-z_-]{27,40}(?![0-9A-Za-z_-])"), 0.95),
+    # Credentials handed to a client: an Authorization header's value, curl's --user name:password.
+    ("AUTHORIZATION_HEADER", re.compile(r"(?i:authorization)\s*:\s*(?i:bearer|token|api-token|basic)\s+([A-Za-z0-9._~+/=-]{16,})"), 0.93),
+    ("CURL_USER", re.compile(r"(?<![\w-])(?:-u|--user)\s*[\"']?\{?[^\s:\"'{}<>]+\}?[\"']?:[\"']?\{?([^\s\"'{}]{6,})"), 0.9),
     ("URL_WITH_CREDENTIALS", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s/]{3,128})@[^\s/@]+"), 0.95),
 ]
 
@@ -61,9 +67,14 @@ def is_placeholder(value: str) -> bool:
     if PLACEHOLDER.search(value):
         return True
     core = re.sub(r"^[a-z]{2,6}[_-]", "", value)  # ghp_, sk_, hf_ ...
-    if len(set(core.lower())) <= 3:
+    if len(set(core.lower())) <= 3 or (len(core) >= 20 and entropy(core) < 3.0):  # a filler like 5555dAAAAaaaa
         return True
     return bool(HEX_OR_UUID.match(value))
+
+
+def is_key_placeholder(value: str) -> bool:
+    """For a value that is a key by where it stands (a header, "api_key: ..."): hex and UUIDs count."""
+    return is_placeholder(value) and not (HEX_OR_UUID.match(value) and entropy(value) >= 3.0)
 
 
 def _looks_like_password(value: str) -> bool:
@@ -83,11 +94,14 @@ _WORD = re.compile(rf"(?<![A-Za-z0-9])(?:{_SECRET_WORDS}|كلمة مرور)(?:si
 def _looks_like_password_in_prose(value: str) -> bool:
     """Stricter than in an assignment: prose has hyphenated words, handles and HTML entities."""
     value = value.rstrip(".,;:?!)")
-    if len(value) < 8 or not re.search(r"\d", value) or re.search(r"&#|#x|\.[A-Za-z]{2,}\b|^[#@]|/", value):
+    if len(value) < 8 or re.search(r"&#|#x|\.[A-Za-z]{2,}\b|^[#@]|/", value):
         return False
     has_symbol = bool(re.search(r"[^\w\s]|_", value))
-    return _looks_like_password(value) and (has_symbol or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)))
-_TOKEN = re.compile(r"[^\s\"'`,;、。，：:]+")
+    mixed_case = bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))
+    if not re.search(r"\d", value):  # no digit: only with upper, lower and a symbol that no word holds
+        return len(value) >= 10 and mixed_case and bool(re.search(r"[!@#$%^&*+=?~]", value)) and "\\" not in value and _looks_like_password(value)
+    return _looks_like_password(value) and (has_symbol or mixed_case)
+_TOKEN = re.compile(r"[!#-&(-+\--9<-~]+")  # a run of printable ASCII but quotes, comma and colon
 
 
 def detect(text: str) -> list[Finding]:
@@ -100,9 +114,9 @@ def detect(text: str) -> list[Finding]:
     for kind, pattern, score in RULES:
         for m in pattern.finditer(text):
             value = m.group()
-            if kind == "URL_WITH_CREDENTIALS":
+            if kind in ("URL_WITH_CREDENTIALS", "AUTHORIZATION_HEADER", "CURL_USER"):
                 password = m.group(1)
-                if is_placeholder(password) or password.startswith("$"):
+                if is_key_placeholder(password) or password.startswith("$"):
                     continue
             elif kind == "PRIVATE_KEY":
                 if re.search(r"\.\.\.|x{6,}|<[^>]+>", value[40:200]):
@@ -113,7 +127,8 @@ def detect(text: str) -> list[Finding]:
                 continue
             add(kind, m.start(), m.end(), score)
     for m in ASSIGNMENT.finditer(text):
-        if _looks_like_password(m.group(1)):
+        key_word = re.search(r"key|token|secret", m.group(0)[: m.start(1) - m.start()], re.IGNORECASE)
+        if _looks_like_password(m.group(1)) or (key_word and HEX_OR_UUID.match(m.group(1)) and not is_key_placeholder(m.group(1))):
             stripped = m.group(1).rstrip(".,;)]}")
             add("PASSWORD", m.start(1), m.start(1) + len(stripped), 0.9)
     for m in _WORD.finditer(text):  # "the password of the VPN account is X" in any language: the next mixed token

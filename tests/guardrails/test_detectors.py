@@ -48,6 +48,10 @@ def test_number_look_alikes_are_not_personal_data(text):
     "postgres://admin:Falcon!2058Uy@db.internal:5432/orders",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n-----END RSA PRIVATE KEY-----",
     "token: sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    'curl -H "Authorization: Bearer 7fQk2LmZ9xW4pR8sT1vY6nB3" https://api.example.net/v1/items',
+    "curl --user deploy:'Tq8#mVz2Lp!x' https://ci.example.net/job",
+    'x-headers: {"apikey": "3f0b7c1e-9a4d-4e2b-8c6f-1d2e3a4b5c6d"}',
+    "Das Passwort für den SFTP-Zugang lautet GAevKN*WEpqErFAJIe, bitte sofort ändern.",
 ])
 def test_credentials_are_secrets(text):
     assert secrets.detect(text)
@@ -61,6 +65,10 @@ def test_credentials_are_secrets(text):
     "Ticket 2e244b24-1d3a-464c-8e6a-f0c2b7ade62b was closed.",
     "I reset my e-mail password but the app still asks for the old one.",
     "The SHA-256 is 9f99268d05796d0bd22dfe4296445b6b1797ad2733d6c652df7e9a16e7608bf0.",
+    "curl -u <user:password> https://api.example.net/endpoint",
+    "パスワードが必要です。それをBase64で送ってもらえますか？",
+    "Die Passwort-Richtlinie verlangt zwölf Zeichen, Groß- und Kleinbuchstaben.",
+    "sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa",
 ])
 def test_placeholders_hashes_and_mentions_are_not_secrets(text):
     assert secrets.detect(text) == []
