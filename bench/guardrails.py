@@ -37,14 +37,20 @@ def pct(values: list[float], p: float) -> float:
 
 
 def texts_of_size(lang: str, size: int, rows: list[dict], count: int = 20) -> list[str]:
+    """`count` distinct texts of `size` characters, each of held-out rows of `lang` drawn in its own order."""
     pool = [r["text"] for r in rows if r["lang"] == lang]
-    out, i = [], 0
-    while len(out) < count and pool:
+    out: list[str] = []
+    for k in range(count * 3):
+        if len(out) == count or not pool:
+            break
+        order = random.Random(f"{lang}-{size}-{k}").sample(pool, len(pool))
         chunk = ""
-        while len(chunk) < size:
-            chunk += pool[i % len(pool)] + " "
-            i += 1
-        out.append(chunk[:size])
+        for text in order * (size // max(1, sum(map(len, pool))) + 1):
+            if len(chunk) >= size:
+                break
+            chunk += text + " "
+        if chunk[:size] not in out:
+            out.append(chunk[:size])
     return out
 
 
