@@ -27,6 +27,9 @@ def group_of(row: dict) -> str:
     m = re.search(r"prompt_injection\.json#(\d+)", source)
     if m:
         return f"pl:{m.group(1)}"
+    m = re.fullmatch(r"(atk|abu)-[a-z]+-(\d+)", row["id"])
+    if m:  # our handwritten attacks and abuse: slot NN holds one style in every language, often a close variant
+        return f"{m.group(1)}:{m.group(2)}"
     return f"row:{row['id']}"
 
 
@@ -55,14 +58,14 @@ def is_lookalike(row: dict) -> bool:
         row["expect"]["prompt_injection"] or row["expect"]["toxic"])
 
 
-LOOKALIKES = CORPUS.parent / "lookalikes.jsonl"
+# Rows we wrote by hand for training only (no report counts them): benign look-alikes, attacks, abuse.
+HANDWRITTEN = [CORPUS.parent / name for name in ("lookalikes.jsonl", "attacks.jsonl", "abuse.jsonl")]
 
 
 def training_rows() -> list[dict]:
-    """What training reads: the train and calibration splits, plus the handwritten benign look-alikes
-    of data/lookalikes.jsonl (training only: no report counts them)."""
+    """What training reads: the train and calibration splits, plus the handwritten rows."""
     extra = []
-    if LOOKALIKES.exists():
-        with LOOKALIKES.open(encoding="utf-8") as handle:
-            extra = [json.loads(line) for line in handle if line.strip()]
+    for path in HANDWRITTEN:
+        with path.open(encoding="utf-8") as handle:
+            extra += [json.loads(line) for line in handle if line.strip()]
     return rows("train") + rows("calibration") + extra
