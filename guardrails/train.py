@@ -193,6 +193,7 @@ def main() -> int:
     rows = splits.training_rows()
     folds = np.array([splits.fold_of(r) for r in rows])
     lookalike = np.array([splits.is_lookalike(r) for r in rows])
+    handwritten = np.array(["handwritten" in r["tags"] for r in rows])
     X = matrix(rows)
     labels = {name: np.array([1.0 if label(r) else 0.0 for r in rows]) for name, label in HEADS.items()}
     textmodel.MODELS.mkdir(exist_ok=True)
@@ -231,6 +232,9 @@ def main() -> int:
                             emb_weights=head.emb_weights, emb_bias=head.emb_bias, stack=np.array(stack), threshold=threshold)
         print(f"{name}: stack {', '.join(f'{x:.3f}' for x in stack)}, threshold {threshold:.2f}; out of fold: recall {recall:.3f}, "
               f"false-positive rate {fpr:.3f}, {lookalike_fpr:.3f} on look-alikes")
+        ours = handwritten & (y == 1)
+        if ours.any():
+            print(f"  our handwritten positives out of fold: recall {(probs[ours] >= threshold).mean():.3f} of {ours.sum()}")
 
     # The confidence calibration: the engine, with each fold's heads, over that fold.
     encoder.CACHE_SIZE = max(encoder.CACHE_SIZE, len(seen) + 1024)

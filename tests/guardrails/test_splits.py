@@ -27,22 +27,26 @@ def test_the_split_is_sixty_twenty_twenty():
 
 def test_handwritten_rows_cover_every_language_in_the_corpus_schema():
     corpus_ids = {r["id"] for r in splits.rows()}
-    for path in splits.HANDWRITTEN:
-        rows = [r for r in splits.training_rows() if r["source"].endswith(f"(guardrails/data/{path.name})")]
-        assert rows, path.name
-        assert collections.Counter(r["lang"] for r in rows).keys() == set(splits.LANGUAGES)
+    for path in [*splits.HANDWRITTEN, splits.HANDWRITTEN_TEST]:
+        rows = splits.read(path)
+        assert rows and all(r["source"].endswith(f"(guardrails/data/{path.name})") for r in rows)
+        assert set(collections.Counter(r["lang"] for r in rows)) == set(splits.LANGUAGES)
         for row in rows:
             assert row["id"] not in corpus_ids
             assert set(row["expect"]) == {"prompt_injection", "pii", "secret", "toxic"}
-            assert row["action"] in {"allow", "block"}
             assert (row["action"] == "block") == (row["expect"]["prompt_injection"] or row["expect"]["toxic"])
 
 
+def test_the_handwritten_abuse_test_set_is_never_trained_on():
+    trained = {normalised(r["text"]) for r in splits.training_rows()}
+    assert not trained & {normalised(r["text"]) for r in splits.read(splits.HANDWRITTEN_TEST)}
+
+
 def test_a_handwritten_slot_is_one_fold_in_every_language():
-    # atk-en-07 and atk-ja-07 are variants of one attack: they must not train the heads that score each other.
+    # atk-en-07 and atk-ja-07 are variants of one attack: neither may train the heads that score the other.
     by_slot = collections.defaultdict(set)
     for row in splits.training_rows():
-        if row["id"].startswith(("atk-", "abu-")):
+        if row["id"].startswith("atk-"):
             prefix, _, number = row["id"].split("-")
             by_slot[(prefix, number)].add(splits.fold_of(row))
     assert by_slot and all(len(folds) == 1 for folds in by_slot.values())

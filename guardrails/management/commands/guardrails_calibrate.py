@@ -1,6 +1,7 @@
 """Print how well calibrated the confidence is on the held-out split: the reliability table, expected
 calibration error and Brier score, overall and per language; then precision and recall per detector
-and language, and the false-positive rate on benign look-alikes.
+and language, and the false-positive rate on benign look-alikes; last, the toxicity recall on our
+handwritten abuse texts (data/abuse.jsonl), which no training reads.
 
     manage.py guardrails_calibrate          # report only, with the stored heads and calibration
     manage.py guardrails_calibrate --fit    # retrain the heads and refit the calibration first (guardrails.train)
@@ -51,3 +52,15 @@ class Command(BaseCommand):
                 recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else float("nan")
                 hard = c["hard_fp"] / c["hard_neg"] if c["hard_neg"] else float("nan")
                 self.stdout.write(f"  {detector:17s} {lang:4s} P {precision:.3f}  R {recall:.3f}  look-alike FP {hard:.3f}  ({c['tp']}/{c['fp']}/{c['fn']})")
+        if split == "heldout":
+            self.report_handwritten_abuse()
+
+    def report_handwritten_abuse(self):
+        cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for row, outcome in measure.run(measure.splits.read(measure.splits.HANDWRITTEN_TEST)):
+            fired = any(r.detector == "toxicity" and r.verdict == "fail" for r in outcome.rules)
+            for key in ("all", row["lang"], row["tags"][-1]):
+                cells[key][0] += fired
+                cells[key][1] += 1
+        self.stdout.write("\nour handwritten abuse (data/abuse.jsonl, never trained on): toxicity recall")
+        self.stdout.write("  " + "  ".join(f"{key} {hit}/{n}" for key, (hit, n) in cells.items()))
