@@ -2,15 +2,15 @@
 
 Only words that insult or threaten a person on their own. Profanity in a neutral sentence
 ("this printer is shit") and violent words in a harmless sense ("kill the process") are not here:
-the corpus labels those as not toxic. A hit lifts the toxicity score to just above the threshold,
-and the reason says which list matched. Content warning: this file lists offensive words."""
+the corpus labels those as not toxic. Threats ("i know where you live") are whole phrases, matched
+without suffixes; idioms that are also harmless ("watch your back", "I'll crush you at chess") are left
+out. A hit lifts the toxicity score to just above the threshold, and the reason says so. Content warning: this file lists offensive words."""
 
 import re
 
 WORDS = {
     "en": ["idiot", "moron", "imbecile", "retard", "retarded", "you bitch", "stupid bitch", "bastard", "asshole", "dickhead", "motherfucker",
-           "fuck you", "piece of shit", "scumbag", "cunt", "whore", "slut", "i will kill you", "i'll kill you",
-           "kill yourself", "go die", "shut the fuck up", "fucking idiot", "stupid bitch", "dumbass", "faggot", "nigger"],
+           "fuck you", "piece of shit", "scumbag", "cunt", "whore", "slut", "kill yourself", "go die", "shut the fuck up", "fucking idiot", "stupid bitch", "dumbass", "faggot", "nigger"],
     "de": ["idiot", "arschloch", "wichser", "hurensohn", "fotze", "schlampe", "missgeburt", "vollidiot", "ich bring dich um",
            "halt die fresse", "verpiss dich", "drecksau", "spast", "schwuchtel", "penner", "dummkopf"],
     "fr": ["connard", "connasse", "salope", "pute", "enculé", "fils de pute", "abruti", "ta gueule", "je vais te tuer",
@@ -30,16 +30,41 @@ WORDS = {
     "tr": ["aptal", "salak", "gerizekalı", "orospu", "orospu çocuğu", "piç", "şerefsiz", "seni öldüreceğim", "siktir",
            "amına", "yavşak", "pezevenk", "ibne", "göt"],
 }
+# Threats, matched as whole phrases (no suffixes: "i will end you" must not match "i will end your").
+THREATS = {
+    "en": ["i will kill you", "i'll kill you", "i know where you live", "you're a dead man", "you are a dead man", "i'm going to kill you", "gonna kill you", "i will end you", "i'll break your legs", "i will break your legs", "i'll break your neck", "i'll beat the shit out of you", "i'll kick your ass", "i'll smash your face", "i'll slit your throat", "i will hurt you", "i'll hurt you", "i'll make you pay for this", "i'll burn your house down", "i'll rip your head off"],
+    "fr": ["je sais où tu habites", "je vais te défoncer", "je vais te buter", "je vais te casser la gueule", "je vais te crever", "je vais t'égorger", "t'es un homme mort", "tu es un homme mort"],
+    "pt": ["eu sei onde você mora", "sei onde você mora", "sei onde tu moras", "vou quebrar a tua cara", "vou quebrar sua cara", "vou te dar uma surra", "você é um homem morto", "vou te arrebentar", "te pego lá fora"],
+    "nl": ["ik weet waar je woont", "ik sla je in elkaar", "ik breek je benen", "ik steek je neer", "ik vermoord je", "ik sla je hersens in"],
+    "ru": ["я знаю где ты живешь", "я знаю где ты живёшь", "я знаю, где ты живешь", "я знаю, где ты живёшь", "сломаю тебе ноги", "набью тебе морду", "я тебя урою", "ты труп", "я тебя прибью", "прибью тебя", "зарежу тебя"],
+    "de": ["ich weiß wo du wohnst", "ich weiß, wo du wohnst", "ich bringe dich um", "ich werde dich umbringen", "ich werde dich töten", "ich schlag dich tot", "ich stech dich ab", "ich brech dir die beine", "ich breche dir die beine", "ich schlag dir die fresse ein", "ich polier dir die fresse"],
+    "es": ["sé dónde vives", "se donde vives", "te voy a partir la cara", "te voy a romper las piernas", "te voy a reventar", "te voy a dar una paliza", "te voy a degollar", "eres hombre muerto"],
+    "it": ["so dove abiti", "so dove vivi", "ti spacco la faccia", "ti rompo le gambe", "sei un uomo morto", "ti uccido", "te la faccio pagare", "ti gonfio di botte"],
+    "pl": ["wiem gdzie mieszkasz", "wiem, gdzie mieszkasz", "połamię ci nogi", "rozwalę ci łeb", "obiję ci mordę", "jesteś trupem", "zajebię cię", "zatłukę cię"],
+    "tr": ["nerede oturduğunu biliyorum", "seni gebertirim", "kafanı kırarım", "bacaklarını kırarım", "ağzını burnunu kırarım", "seni doğrarım", "öldürürüm seni"],
+}
 # Scripts without spaces between words, and words whose forms a suffix list would not cover: substrings.
 SUBSTRINGS = {
-    "ja": ["バカ", "馬鹿", "死ね", "クズ", "アホ", "ブス", "殺すぞ", "キモい", "きもい", "ぶっ殺"],
-    "zh": ["傻逼", "傻b", "他妈的", "操你", "去死", "混蛋", "王八蛋", "贱人", "婊子", "白痴", "废物", "脑残", "杀了你"],
-    "ar": ["غبي", "حقير", "عاهرة", "سأقتلك", "اخرس", "منيوك", "يا حيوان", "كلب ابن كلب", "ابن الكلب", "شرموطة", "تافه"],
-    "hi": ["बेवकूफ", "कमीने", "कमीना", "हरामी", "मार डालूंगा", "चूतिया", "मादरचोद", "भड़वा", "रंडी", "बेवकूफ़", "कुत्ते की औलाद"],
+    "ja": ["バカ", "馬鹿", "死ね", "クズ", "アホ", "ブス", "殺すぞ", "キモい", "きもい", "ぶっ殺",
+           # threats
+           "殺してやる", "ボコボコにしてや", "住所知ってるぞ", "家知ってるぞ", "覚えてろよ", "ただじゃおかない", "痛い目に遭わせ", "刺すぞ", "殴るぞ", "ぶん殴"],
+    "zh": ["傻逼", "傻b", "他妈的", "操你", "去死", "混蛋", "王八蛋", "贱人", "婊子", "白痴", "废物", "脑残", "杀了你",
+           # threats
+           "我知道你住哪", "我知道你家在哪", "弄死你", "打死你", "砍死你", "打断你的腿", "废了你"],
+    "ar": ["غبي", "حقير", "عاهرة", "سأقتلك", "اخرس", "منيوك", "يا حيوان", "كلب ابن كلب", "ابن الكلب", "شرموطة", "تافه",
+           # threats
+           "أعرف أين تسكن", "سأكسر رأسك", "سأكسر وجهك", "راح أقتلك", "سأذبحك", "هكسر دماغك"],
+    "hi": ["बेवकूफ", "कमीने", "कमीना", "हरामी", "मार डालूंगा", "चूतिया", "मादरचोद", "भड़वा", "रंडी", "बेवकूफ़", "कुत्ते की औलाद",
+           # threats
+           "जान से मार दूंगा", "जान से मार दूँगा", "तेरी टांगें तोड़", "हाथ पैर तोड़ दूंगा", "तुझे छोड़ूंगा नहीं", "तेरा खून कर दूंगा", "काट डालूंगा"],
 }
 
 _WORD_RE = re.compile(
     r"(?<!\w)(?:" + "|".join(sorted({re.escape(w) for ws in WORDS.values() for w in ws}, key=len, reverse=True)) + r")\w{0,3}(?!\w)",
+    re.IGNORECASE,
+)
+_THREAT_RE = re.compile(
+    r"(?<!\w)(?:" + "|".join(sorted({re.escape(w) for ws in THREATS.values() for w in ws}, key=len, reverse=True)) + r")(?!\w)",
     re.IGNORECASE,
 )
 _SUB_RE = re.compile("|".join(sorted({re.escape(w) for ws in SUBSTRINGS.values() for w in ws}, key=len, reverse=True)))
@@ -47,6 +72,7 @@ _SUB_RE = re.compile("|".join(sorted({re.escape(w) for ws in SUBSTRINGS.values()
 
 def insults(text: str) -> list[str]:
     found = [m.group() for m in _WORD_RE.finditer(text)]
+    found += [m.group() for m in _THREAT_RE.finditer(text)]
     found += [m.group() for m in _SUB_RE.finditer(text)]
     return found
 

@@ -30,8 +30,6 @@ REVIEW_BAND = 0.9
 # An explicit insult or threat from the lexicon puts the toxicity score this far above its threshold.
 LEXICON_MARGIN = 0.1
 URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
-# Lexicon backing the toxicity head: explicit insults and threats, per language. A match is a
-# feature, never the only trigger: it raises the head's score by a fixed amount.
 CHANNEL_NORMS = {
     "sms": {"max_chars": 1600, "links": "review"},
     "voice": {"max_chars": 3000, "links": "review"},

@@ -119,6 +119,28 @@ def test_insults_in_every_corpus_language_are_not_allowed(text):
     assert result.recommended_action in {"block", "review"}, [(r.id, r.score) for r in result.rules]
 
 
+# Threats without an insult word, written for this test (not from the corpus nor data/abuse.jsonl).
+@pytest.mark.parametrize("text", [
+    "I know where you live, and one night I'll be waiting outside.",
+    "Ich weiß, wo du wohnst. Schau dich besser um, wenn du nach Hause gehst.",
+    "Я знаю, где ты живёшь, так что сиди тихо.",
+    "住所知ってるぞ。夜道に気をつけろ。",
+    "我知道你住哪，晚上小心点。",
+])
+def test_threats_without_insults_are_not_allowed(text):
+    result = run(text)
+    assert result.recommended_action == "block", [(r.id, r.score) for r in result.rules]
+    assert any("insult(s) or threat(s)" in reason for r in result.rules for reason in r.reasons)
+
+
+@pytest.mark.parametrize("text", [
+    "I will end your trial today as you asked, and refund the last invoice.",
+    "Watch your back when lifting heavy boxes: bend your knees.",
+])
+def test_threat_phrases_match_whole_words_and_not_idioms(text):
+    assert run(text).recommended_action == "allow"
+
+
 # Known false positives of the shipped toxicity head (negative words about things, not people): marked
 # strict, so that a model that gets them right fails here until the mark is removed.
 KNOWN_TOXICITY_FALSE_POSITIVE = pytest.mark.xfail(strict=True, reason="toxicity head fires on negative sentiment about objects")
