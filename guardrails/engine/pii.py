@@ -129,6 +129,9 @@ NATIONAL_IDS = [
 ]
 
 CARD_PREFIXES = re.compile(r"^(?:4|5|2[2-7]|3[0-9]|6)")
+# How card numbers are printed when they are grouped: fours (the last group shorter), or 4-6-5 / 4-6-4
+# (American Express, Diners). "250-1234567-8901234" is an order number even when its Luhn sum holds.
+CARD_GROUPS = re.compile(r"^(?:\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5})$")
 
 LANG_REGIONS = {
     "en": ["US", "GB"], "de": ["DE"], "fr": ["FR"], "es": ["ES"], "pt": ["BR", "PT"], "it": ["IT"], "nl": ["NL"],
@@ -185,6 +188,42 @@ def _not_a_phone(raw: str) -> bool:
     return bool(DATE_LIKE.match(raw.strip())) or set(digits) <= {"0", "1"} and len(digits) > 8
 
 
+# Words that name a number as something other than a phone: an order, invoice, parcel or booking.
+REFERENCE_WORDS = re.compile(
+    r"\b(?:order|invoice|tracking|reference|ref|ticket|case|booking|receipt|bestellung|bestellnummer|rechnung|"
+    r"sendung|auftrag|commande|facture|colis|pedido|factura|fatura|encomenda|ordine|fattura|spedizione|"
+    r"bestelling|factuur|zending|zamówienie|zamówienia|faktura|przesyłka|заказ|заказа|счёт|счет|накладная|"
+    r"sipariş|siparis|fatura|kargo)\w*|注文|订单|發票|发票|快递|运单|الطلب|طلب|فاتورة|शिपमेंट|ऑर्डर|चालान",
+    re.IGNORECASE,
+)
+
+
+# Scripts written without spaces: a number right after one of their characters starts a new token.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]")
+
+
+def _continues_a_word(text: str, start: int) -> bool:
+    """Digits glued to the end of a word ("ab0301234567"), but not after Japanese or Chinese text."""
+    if not start:
+        return False
+    previous = text[start - 1]
+    return (previous.isalnum() or previous == "_") and not _UNSPACED.match(previous)
+
+
+def _glued_to_identifier(text: str, start: int, end: int) -> bool:
+    """Digits that continue a token: INV-2026-004512, AB/2026/0007, 2026-004512-X."""
+    before = text[start - 2:start] if start >= 2 else ""
+    after = text[end:end + 2]
+    return bool(re.fullmatch(r"[A-Za-z0-9][-/#]", before) or re.match(r"[-/#][A-Za-z0-9]|[A-Za-z0-9_]", after))
+
+
+def _named_as_reference(text: str, start: int) -> bool:
+    """A number right after an order, invoice or parcel word (and no phone word in between)."""
+    window = text[max(0, start - 30):start]
+    refs = list(REFERENCE_WORDS.finditer(window))
+    return bool(refs) and not PHONE_WORDS.search(window[refs[-1].end():])
+
+
 def _in_url_userinfo(text: str, start: int) -> bool:
     """An address that is really the `user:password@host` of a URL."""
     head = text[max(0, start - 200):start]
@@ -223,7 +262,9 @@ def detect(text: str, *, language: str = "", phone_regions: list[str] | None = N
                 candidate = candidate.rsplit(" ", 1)[0]
         for m in CARD.finditer(text):
             d = _digits(m.group())
-            if 13 <= len(d) <= 19 and CARD_PREFIXES.match(d) and luhn.is_valid(d) and len(set(d)) > 1:
+            grouped = not m.group().isdigit()
+            if (13 <= len(d) <= 19 and CARD_PREFIXES.match(d) and luhn.is_valid(d) and len(set(d)) > 1
+                    and (not grouped or CARD_GROUPS.match(m.group()))):
                 add("CREDIT_CARD", m.start(), m.end())
         for pattern, valid, needs_word in NATIONAL_IDS:
             for m in pattern.finditer(text):
@@ -257,9 +298,11 @@ def detect(text: str, *, language: str = "", phone_regions: list[str] | None = N
                 try:
                     for match in phonenumbers.PhoneNumberMatcher(piece, region, leniency=phonenumbers.Leniency.VALID, max_tries=20):
                         start, end = lo + match.start, lo + match.end
-                        if (start, end) in seen or _not_a_phone(match.raw_string) or (
-                            start and (text[start - 1].isalnum() or text[start - 1] == "_")
-                        ):
+                        if (start, end) in seen or _not_a_phone(match.raw_string) or _continues_a_word(text, start):
+                            continue
+                        if _glued_to_identifier(text, start, end):
+                            continue
+                        if not match.raw_string.startswith(("+", "(")) and _named_as_reference(text, start):
                             continue
                         seen.add((start, end))
                         e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
@@ -272,7 +315,9 @@ def detect(text: str, *, language: str = "", phone_regions: list[str] | None = N
                         near = PHONE_WORDS.search(text[max(0, start - 50):start])
                         if not near or (start, end) in seen or _not_a_phone(match.raw_string):
                             continue
-                        if len(_digits(match.raw_string)) < 8 or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
+                        if len(_digits(match.raw_string)) < 8 or _continues_a_word(text, start):
+                            continue
+                        if _glued_to_identifier(text, start, end):
                             continue
                         seen.add((start, end))
                         e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)

@@ -41,6 +41,27 @@ def test_number_look_alikes_are_not_personal_data(text):
     assert types(text, language="en") == []
 
 
+@pytest.mark.parametrize("text, language", [
+    ("Invoice INV-2026-004512 totals 1,234.89 EUR.", "en"),                 # digits inside an identifier
+    ("Pedido 2026/000781: 3 unidades a 19,99 € cada una.", "es"),          # named as an order
+    ("Sipariş numaranız 7845123690, kargo yolda.", "tr"),
+    ("ご注文番号 250-1234567-8901234 の商品は明日発送されます。", "ja"),       # Luhn holds, grouping is no card's
+])
+def test_order_and_invoice_numbers_are_not_phones_or_cards(text, language):
+    assert types(text, language=language) == []
+
+
+@pytest.mark.parametrize("text, language, expected", [
+    ("お電話は03-1234-5678までお願いします。", "ja", ("PHONE_NUMBER", "03-1234-5678")),   # no space before or after
+    ("我的手机号是13812345678。", "zh", ("PHONE_NUMBER", "13812345678")),
+    ("Order questions? Call 0800 123 4567.", "en", ("PHONE_NUMBER", "0800 123 4567")),
+    ("Booking line: +44 20 7946 0958.", "en", ("PHONE_NUMBER", "+44 20 7946 0958")),
+    ("Amex 3782 822463 10005 expires soon.", "en", ("CREDIT_CARD", "3782 822463 10005")),
+])
+def test_phones_and_cards_next_to_those_words_or_scripts_are_found(text, language, expected):
+    assert expected in types(text, language=language)
+
+
 @pytest.mark.parametrize("text", [
     "aws_access_key_id = AKIAZLI65VGS6ELVVEFE",
     "DB_PASSWORD = \"Nube$8858Wl\"",
