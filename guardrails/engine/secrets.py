@@ -54,6 +54,7 @@ PLACEHOLDER = re.compile(
     r"(?-i:^(?:[A-Z0-9]+_)+[A-Z0-9]+$)|^\$|not_secret|os\.environ|getenv|process\.env|ENV\[|secrets\.|vault:|^null$|^none$|^true$|^false$",
     re.IGNORECASE,
 )
+RUN_TOGETHER = re.compile(r"HERE|STRING|RANDOM|TOKEN|SECRET|INSERT|REPLACE|YOUR|VALUE|PASSWORD|APIKEY")
 HEX_OR_UUID = re.compile(r"^(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
 
 
@@ -68,6 +69,10 @@ def is_placeholder(value: str) -> bool:
         return True
     core = re.sub(r"^[a-z]{2,6}[_-]", "", value)  # ghp_, sk_, hf_ ...
     if len(set(core.lower())) <= 3 or (len(core) >= 20 and entropy(core) < 3.0):  # a filler like 5555dAAAAaaaa
+        return True
+    # Placeholder words run together in capitals ("xoxp-1-RANDOMSTRINGHERE", "sk_live_INSERTKEYHERE").
+    if any(len(part) >= 10 and part.isalpha() and part.isupper() and RUN_TOGETHER.search(part)
+           for part in re.split(r"[^A-Za-z0-9]+", core)):
         return True
     return bool(HEX_OR_UUID.match(value))
 

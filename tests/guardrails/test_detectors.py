@@ -73,6 +73,7 @@ def test_phones_and_cards_next_to_those_words_or_scripts_are_found(text, languag
     "curl --user deploy:'Tq8#mVz2Lp!x' https://ci.example.net/job",
     'x-headers: {"apikey": "3f0b7c1e-9a4d-4e2b-8c6f-1d2e3a4b5c6d"}',
     "Das Passwort für den SFTP-Zugang lautet GAevKN*WEpqErFAJIe, bitte sofort ändern.",
+    "aws AKIAQWERTYUIOPASDFGH",  # capital letters only, but no placeholder word run together
 ])
 def test_credentials_are_secrets(text):
     assert secrets.detect(text)
@@ -90,6 +91,8 @@ def test_credentials_are_secrets(text):
     "パスワードが必要です。それをBase64で送ってもらえますか？",
     "Die Passwort-Richtlinie verlangt zwölf Zeichen, Groß- und Kleinbuchstaben.",
     "sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa",
+    "export SLACK_TOKEN=xoxp-1-RANDOMSTRINGHERE",
+    "Paste sk_live_INSERTKEYHERE into the dashboard field.",
 ])
 def test_placeholders_hashes_and_mentions_are_not_secrets(text):
     assert secrets.detect(text) == []
