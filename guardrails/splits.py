@@ -27,8 +27,8 @@ def group_of(row: dict) -> str:
     m = re.search(r"prompt_injection\.json#(\d+)", source)
     if m:
         return f"pl:{m.group(1)}"
-    m = re.fullmatch(r"(atk|cmp)-[a-z]+-(\d+)", row["id"])
-    if m:  # our handwritten attacks: slot NN holds one style in every language, often a close variant
+    m = re.fullmatch(r"(atk|cmp|tox|la)-[a-z]+-(\d+)", row["id"])
+    if m:  # our handwritten rows: slot NN holds one text in every language, often a close variant
         return f"{m.group(1)}:{m.group(2)}"
     return f"row:{row['id']}"
 
@@ -63,7 +63,7 @@ def is_lookalike(row: dict) -> bool:
 
 # Rows we wrote by hand. Training reads the benign look-alikes and the attacks; the abuse texts are a
 # second test set for toxicity that no training or threshold sees (reported by guardrails_calibrate).
-HANDWRITTEN = [CORPUS.parent / name for name in ("lookalikes.jsonl", "attacks.jsonl", "complaints.jsonl")]
+HANDWRITTEN = [CORPUS.parent / name for name in ("lookalikes.jsonl", "attacks.jsonl", "complaints.jsonl", "toxic.jsonl")]
 HANDWRITTEN_TEST = CORPUS.parent / "abuse.jsonl"
 
 

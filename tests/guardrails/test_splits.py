@@ -46,7 +46,7 @@ def test_a_handwritten_slot_is_one_fold_in_every_language():
     # atk-en-07 and atk-ja-07 are variants of one attack: neither may train the heads that score the other.
     by_slot = collections.defaultdict(set)
     for row in splits.training_rows():
-        if row["id"].startswith(("atk-", "cmp-")):
+        if row["id"].startswith(("atk-", "cmp-", "tox-", "la-")):
             prefix, _, number = row["id"].split("-")
             by_slot[(prefix, number)].add(splits.fold_of(row))
     assert by_slot and all(len(folds) == 1 for folds in by_slot.values())
