@@ -28,10 +28,12 @@ from guardrails import splits
 from guardrails.engine import calibration, encoder, normalize, textmodel
 
 CACHE = Path(__file__).resolve().parent.parent / "var" / "guardrails-embeddings.npz"
+# Each head's out-of-fold probabilities, for studying thresholds without retraining (not shipped).
+OOF_DUMP = CACHE.with_name("guardrails-oof.npz")
 # The false-positive rates a threshold may reach out of fold: over all negatives, and over the benign
 # look-alikes (hard negatives, trigger words, mention-not-use), whose goal is at most 3 %.
 MAX_FPR = 0.04
-MAX_LOOKALIKE_FPR = 0.02
+MAX_LOOKALIKE_FPR = 0.03
 
 HEADS = {"prompt_injection": lambda r: r["expect"]["prompt_injection"], "toxicity": lambda r: r["expect"]["toxic"]}
 
@@ -232,6 +234,9 @@ def main() -> int:
                             emb_weights=head.emb_weights, emb_bias=head.emb_bias, stack=np.array(stack), threshold=threshold)
         print(f"{name}: stack {', '.join(f'{x:.3f}' for x in stack)}, threshold {threshold:.2f}; out of fold: recall {recall:.3f}, "
               f"false-positive rate {fpr:.3f}, {lookalike_fpr:.3f} on look-alikes")
+        OOF_DUMP.parent.mkdir(exist_ok=True)
+        np.savez(OOF_DUMP.with_name(f"{OOF_DUMP.stem}-{name}.npz"), ids=np.array([r["id"] for r in rows]), probs=probs, y=y,
+                 lookalike=lookalike, handwritten=handwritten, langs=np.array([r["lang"] for r in rows]))
         ours = handwritten & (y == 1)
         if ours.any():
             print(f"  our handwritten positives out of fold: recall {(probs[ours] >= threshold).mean():.3f} of {ours.sum()}")

@@ -165,13 +165,13 @@ def test_threat_phrases_match_whole_words_and_not_idioms(text):
     assert run(text).recommended_action == "allow"
 
 
-# Known false positives of the shipped toxicity head (negative words about things, not people): marked
-# strict, so that a model that gets them right fails here until the mark is removed.
+# A known false positive of the shipped toxicity head (negative words about things, not people): marked
+# strict, so that a model that gets it right fails here until the mark is removed.
 KNOWN_TOXICITY_FALSE_POSITIVE = pytest.mark.xfail(strict=True, reason="toxicity head fires on negative sentiment about objects")
 
 
 @pytest.mark.parametrize("text", [
-    pytest.param("Bring bitte heute Abend den Müll raus, alle hassen den Geruch.", marks=KNOWN_TOXICITY_FALSE_POSITIVE),
+    "Bring bitte heute Abend den Müll raus, alle hassen den Geruch.",
     "Я ненавижу понедельники, особенно когда кофемашина сломана.",
     "Ce film est une tuerie, les acteurs sont incroyables.",
     pytest.param("Este queso huele fatal, pero sabe de maravilla.", marks=KNOWN_TOXICITY_FALSE_POSITIVE),

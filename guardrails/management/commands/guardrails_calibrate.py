@@ -1,7 +1,8 @@
 """Print how well calibrated the confidence is on the held-out split: the reliability table, expected
 calibration error and Brier score, overall and per language; then precision and recall per detector
-and language, and the false-positive rate on benign look-alikes; last, the toxicity recall on our
-handwritten abuse texts (data/abuse.jsonl), which no training reads.
+and language, and the false-positive rate on benign look-alikes; last, on our handwritten test
+sets (data/abuse.jsonl and the other splits.HANDWRITTEN_TESTS), which no training reads, how many attacks
+and abuse texts are caught and how many benign look-alikes are flagged.
 
     manage.py guardrails_calibrate          # report only, with the stored heads and calibration
     manage.py guardrails_calibrate --fit    # retrain the heads and refit the calibration first (guardrails.train)
@@ -53,14 +54,24 @@ class Command(BaseCommand):
                 hard = c["hard_fp"] / c["hard_neg"] if c["hard_neg"] else float("nan")
                 self.stdout.write(f"  {detector:17s} {lang:4s} P {precision:.3f}  R {recall:.3f}  look-alike FP {hard:.3f}  ({c['tp']}/{c['fp']}/{c['fn']})")
         if split == "heldout":
-            self.report_handwritten_abuse()
+            self.report_handwritten_tests()
 
-    def report_handwritten_abuse(self):
-        cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for row, outcome in measure.run(measure.splits.read(measure.splits.HANDWRITTEN_TEST)):
-            fired = any(r.detector == "toxicity" and r.verdict == "fail" for r in outcome.rules)
-            for key in ("all", row["lang"], row["tags"][-1]):
-                cells[key][0] += fired
-                cells[key][1] += 1
-        self.stdout.write("\nour handwritten abuse (data/abuse.jsonl, never trained on): toxicity recall")
-        self.stdout.write("  " + "  ".join(f"{key} {hit}/{n}" for key, (hit, n) in cells.items()))
+    def report_handwritten_tests(self):
+        """Each handwritten test set: how many of its attacks or abuse texts the right detector caught, and how
+        many of its benign look-alikes the injection or toxicity detector flagged."""
+        for path in measure.splits.HANDWRITTEN_TESTS:
+            caught: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            flagged: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            for row, outcome in measure.run(measure.splits.read(path)):
+                fired = {r.detector for r in outcome.rules if r.verdict == "fail"}
+                if row["expect"]["prompt_injection"] or row["expect"]["toxic"]:
+                    cells, hit = caught, ("prompt_injection" if row["expect"]["prompt_injection"] else "toxicity") in fired
+                else:
+                    cells, hit = flagged, bool({"prompt_injection", "toxicity"} & fired)
+                for key in ("all", row["lang"], row["tags"][-1]):
+                    cells[key][0] += hit
+                    cells[key][1] += 1
+            self.stdout.write(f"\nour handwritten test set data/{path.name} (never trained on)")
+            for label, cells in (("caught", caught), ("benign flagged", flagged)):
+                if cells:
+                    self.stdout.write(f"  {label}: " + "  ".join(f"{key} {hit}/{n}" for key, (hit, n) in cells.items()))
