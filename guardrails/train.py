@@ -146,7 +146,7 @@ def embeddings(texts: list[str]) -> np.ndarray:
 
 def ngram_tops(head: textmodel.Head, rows: list[dict]) -> np.ndarray:
     """Per row, the head's highest n-gram raw score over the row's windows: what the service scores."""
-    return np.array([head.top_raw(textmodel.window_features(textmodel.window_texts(texts_of(r)))) for r in rows])
+    return np.array([head.top_raw(textmodel.window_features(textmodel.window_texts(texts_of(r), head.name))) for r in rows])
 
 
 def encoder_windows(rows: list[dict], heads: list[textmodel.Head]) -> list[str]:

@@ -290,8 +290,14 @@ class _Scan:
             self._cache[key] = fn()
         return self._cache[key]
 
-    def _features(self) -> list:
-        return self.once("features", lambda: textmodel.window_features(textmodel.window_texts([self.norm, *self.extra])))
+    def _features(self, head_name: str) -> list:
+        """The n-gram features of what `head_name` scores; the windows' features are computed once for all heads."""
+        texts = [self.norm, *self.extra]
+        shared = self.once("features", lambda: textmodel.window_features(textmodel.window_texts(texts)))
+        if head_name not in textmodel.SEGMENTED_HEADS:
+            return shared
+        return shared + self.once("segments", lambda: textmodel.window_features(
+            [s for t in texts if t for s in textmodel.segments(t)]))
 
     def _embedding(self) -> np.ndarray:
         """The encoder's embedding of the text's most suspicious window: one call serves every head."""
@@ -302,7 +308,7 @@ class _Scan:
             head = textmodel.head(name)
             if head is None:
                 return 0.0
-            score = head.probability(head.top_raw(self._features()), head.emb_raw(self._embedding()))
+            score = head.probability(head.top_raw(self._features(name)), head.emb_raw(self._embedding()))
             if name == "prompt_injection":
                 hits = [h for t in (self.norm, *self.extra) for h in lexicon.overrides(t)]
                 if hits:

@@ -108,8 +108,25 @@ class Head:
         return max((self.raw_of(f) for f in feats), default=self.bias)
 
 
-def window_texts(texts: list[str]) -> list[str]:
-    return [w for t in texts if t for w in windows(t)]
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+# The injection head also scores each run of two sentences (at most MAX_SEGMENTS): an instruction planted
+# at the end of an ordinary review, ticket or e-mail is not diluted by the ordinary part. (For toxicity
+# the segments cost recall out of fold and on our test sets: 0.846 to 0.824, and 298 to 288 of 336.)
+MAX_SEGMENTS = 24
+SEGMENTED_HEADS = ("prompt_injection",)
+
+
+def segments(text: str) -> list[str]:
+    """Each pair of neighbouring sentences of `text`; each sentence when it has two; none when it has one."""
+    sentences = [s for s in (part.strip() for part in _SENTENCE_END.split(text)) if len(s) > 1]
+    if len(sentences) < 3:
+        return sentences if len(sentences) == 2 else []
+    return [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)][:MAX_SEGMENTS]
+
+
+def window_texts(texts: list[str], head_name: str = "") -> list[str]:
+    """What a head's n-gram model scores: the windows of `texts`, and their segments for SEGMENTED_HEADS."""
+    return [w for t in texts if t for w in (*windows(t), *(segments(t) if head_name in SEGMENTED_HEADS else ()))]
 
 
 def encoder_window(texts: list[str], heads: list[Head]) -> str:
