@@ -237,3 +237,10 @@ def test_the_injection_head_also_reads_each_pair_of_sentences():
     assert textmodel.segments("One sentence only") == []
     assert textmodel.window_texts([review], "prompt_injection") == [review, *textmodel.segments(review)]
     assert textmodel.window_texts([review], "toxicity") == [review]
+
+
+def test_the_encoder_window_is_narrower_for_chinese_and_japanese():
+    # About 70 tokens of a European language; Chinese takes about 2.5 times as many tokens a character.
+    assert textmodel.encoder_window_size("The parcel never arrived and nobody answers the phone.") == (256, 192)
+    size, step = textmodel.encoder_window_size("包裹一直没有送到，客服电话也没人接。")
+    assert 100 <= size <= 110 and step == size * 3 // 4
