@@ -44,7 +44,8 @@ def features(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(indices, values) of the L2-normalised, log-scaled hashed n-gram counts of `text`.
 
     Character 2-, 3- and 4-grams (rolling hashes over code points, vectorised) plus word unigrams
-    and bigrams."""
+    and bigrams. A run of Chinese or Japanese characters is not a word (those scripts put no space between
+    words: the run is a whole clause, a feature only its own row has), so it is left to the character n-grams."""
     text = _SPACES.sub(" ", text.lower()).strip()
     if not text:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
@@ -56,7 +57,7 @@ def features(text: str) -> tuple[np.ndarray, np.ndarray]:
             break
         h = h[:-1] * _BASE + cp[n - 1:]
         parts.append(_mix(h + np.uint64(n)))
-    words = _WORDS.findall(text)
+    words = [w for w in _WORDS.findall(text) if not _WIDE.search(w)]
     if words:
         ids = np.array([zlib.crc32(w.encode()) for w in words], dtype=np.uint64)
         parts.append(_mix(ids + np.uint64(7)))
