@@ -313,12 +313,12 @@ class _Scan:
                 hits = [h for t in (self.norm, *self.extra) for h in lexicon.overrides(t)]
                 if hits:
                     self.overrides = hits
-                    score = max(score, min(0.99, head.threshold + LEXICON_MARGIN))
+                    score = max(score, min(0.99, head.threshold_in(self.language) + LEXICON_MARGIN))
             if name == "toxicity":
                 hits = lexicon.insults(self.norm)
                 if hits:
                     self.insults = hits
-                    score = max(score, min(0.99, head.threshold + LEXICON_MARGIN))
+                    score = max(score, min(0.99, head.threshold_in(self.language) + LEXICON_MARGIN))
             return score
 
         return self.once(f"head:{name}", run)
@@ -337,11 +337,12 @@ class _Scan:
         return self.once("secrets", lambda: secrets.detect(self.text))
 
 
-def _threshold(rule: dict, head_name: str) -> float:
+def _threshold(rule: dict, head_name: str, language: str) -> float:
+    """The rule's own threshold, else the head's for the detected language."""
     if "threshold" in rule:
         return rule["threshold"]
     head = textmodel.head(head_name)
-    return head.threshold if head else 0.5
+    return head.threshold_in(language) if head else 0.5
 
 
 def _run_rule(rule: dict, scan: _Scan, *, outbound: bool) -> RuleResult:
@@ -350,7 +351,7 @@ def _run_rule(rule: dict, scan: _Scan, *, outbound: bool) -> RuleResult:
     text = scan.text
     if detector in ("prompt_injection", "toxicity"):
         score = scan.head_score(detector)
-        threshold = _threshold(rule, detector)
+        threshold = _threshold(rule, detector, scan.language)
         result.score = score
         if score >= threshold:
             result.verdict = "fail"

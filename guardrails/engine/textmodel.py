@@ -85,7 +85,7 @@ class Head:
     the embedding is that of `encoder_window` (one per text, shared by the heads)."""
 
     def __init__(self, name: str, weights: np.ndarray, bias: float, emb_weights: np.ndarray, emb_bias: float,
-                 stack: tuple[float, float, float], threshold: float):
+                 stack: tuple[float, float, float], threshold: float, thresholds: dict[str, float] | None = None):
         self.name = name
         self.weights = weights.astype(np.float32)
         self.bias = bias
@@ -93,6 +93,11 @@ class Head:
         self.emb_bias = emb_bias
         self.stack = stack
         self.threshold = threshold
+        self.thresholds = thresholds or {}
+
+    def threshold_in(self, language: str) -> float:
+        """The threshold fitted for texts detected as `language`, else the one fitted over all languages."""
+        return self.thresholds.get(language, self.threshold)
 
     def raw_of(self, feats: tuple[np.ndarray, np.ndarray]) -> float:
         idx, val = feats
@@ -185,5 +190,6 @@ def _stored_head(name: str) -> Head | None:
     if not path.exists():
         return None
     data = np.load(path)
+    thresholds = dict(zip(data["threshold_langs"].tolist(), map(float, data["threshold_values"]), strict=True))
     return Head(name, data["weights"], float(data["bias"]), data["emb_weights"], float(data["emb_bias"]),
-                tuple(float(x) for x in data["stack"]), float(data["threshold"]))
+                tuple(float(x) for x in data["stack"]), float(data["threshold"]), thresholds)

@@ -2,6 +2,7 @@
 
 import pytest
 
+from guardrails import splits
 from guardrails.engine import pii, secrets, textmodel
 from guardrails.engine import rules as engine
 
@@ -244,3 +245,18 @@ def test_the_encoder_window_is_narrower_for_chinese_and_japanese():
     assert textmodel.encoder_window_size("The parcel never arrived and nobody answers the phone.") == (256, 192)
     size, step = textmodel.encoder_window_size("包裹一直没有送到，客服电话也没人接。")
     assert 100 <= size <= 110 and step == size * 3 // 4
+
+
+def test_a_heads_threshold_is_the_one_fitted_for_the_detected_language():
+    stored = textmodel.head("prompt_injection")
+    assert set(stored.thresholds) <= set(splits.LANGUAGES) and all(0.05 <= t <= 0.95 for t in stored.thresholds.values())
+    strict_german = textmodel.Head(stored.name, stored.weights, stored.bias, stored.emb_weights, stored.emb_bias,
+                                   stored.stack, stored.threshold, {**stored.thresholds, "de": 0.001})
+    with textmodel.trial_heads({"prompt_injection": strict_german}):
+        german = run("Morgen regnet es in Hamburg, nimm bitte einen Schirm mit.")
+        english = run("It will rain in Hamburg tomorrow, please take an umbrella.")
+    assert german.language == "de" and english.language == "en"
+    rule = next(r for r in german.rules if r.detector == "prompt_injection")
+    assert rule.verdict == "fail" and "threshold 0.00" in rule.reasons[0]
+    assert next(r for r in english.rules if r.detector == "prompt_injection").verdict == "pass"
+    assert strict_german.threshold_in("") == strict_german.threshold_in("sw") == stored.threshold
