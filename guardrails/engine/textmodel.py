@@ -116,7 +116,8 @@ class Head:
         return max((self.raw_of(f) for f in feats), default=self.bias)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+# Chinese and Japanese put no space after a full stop, and NFKC (normalize.py) has turned their ！？； into !?;.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|(?<=[\u3040-\u30ff\u3400-\u9fff][!?;])|\n+")
 # The injection head also scores each run of two sentences (at most MAX_SEGMENTS): an instruction planted
 # at the end of an ordinary review, ticket or e-mail is not diluted by the ordinary part. (For toxicity
 # the segments cost recall out of fold and on our test sets: 0.846 to 0.824, and 298 to 288 of 336.)
