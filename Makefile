@@ -16,6 +16,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	@if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)'; then rm -rf $(VENV); $(PYTHON) -m venv $(VENV); fi
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m guardrails.engine.encoder
 	@touch $@
 
 run: $(VENV)/.installed

@@ -12,24 +12,24 @@ two raw scores into a probability, the thresholds (one overall and one per detec
 over that fold) the isotonic map from each action's raw confidence to P(action right). The shipped heads
 are trained on all of train and calibration. The `heldout` split is never read here.
 
-Writes guardrails/models/<head>.npz and calibration.json. Embeddings are cached under var/ (about ten
+Writes guardrails/models/<head>.npz and calibration.json. Embeddings are cached under var/ (about four
 minutes the first time on 2 cores). With one cache, the same corpus gives the same files; the encoder's
-embeddings differ slightly between machines, so a cache rebuilt elsewhere moves the embedding weights a
-little (by up to 0.08 when the cache was rebuilt in session 5).
+embeddings differ slightly between machines (ONNX Runtime picks its int8 kernels by CPU), so a cache
+rebuilt elsewhere moves the embedding weights a little.
 """
 
 import hashlib
 import json
 import sys
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 
 from guardrails import splits
 from guardrails.engine import calibration, encoder, language, normalize, textmodel
 
-CACHE = Path(__file__).resolve().parent.parent / "var" / "guardrails-embeddings.npz"
+# Keyed by the encoder build, so embeddings of another build are never mixed in.
+CACHE = encoder.VAR_DIR / f"guardrails-embeddings-{encoder.model_path().stem.rsplit('-', 1)[-1]}.npz"
 # Each head's out-of-fold probabilities, for studying thresholds without retraining (not shipped).
 OOF_DUMP = CACHE.with_name("guardrails-oof.npz")
 # The false-positive rates a threshold may reach out of fold: over all negatives, and over the benign
