@@ -118,15 +118,17 @@ def windows(text: str, size: int = WINDOW, step: int = STEP) -> list[str]:
 
 
 class Head:
-    """One trained head: a logistic regression over the n-gram features (`weights`, `bias`), one over the
-    encoder's embedding (`emb_weights`, `emb_bias`), and the stack fitted on the calibration split that
-    turns the two raw scores into a probability: sigmoid(stack_a * ngram + stack_b * embedding + stack_c).
+    """One trained head: a logistic regression over the n-gram features (`weights`, `bias`), a small neural
+    network over the encoder's embedding (one ReLU layer `emb_hidden`, then `emb_weights`, `emb_bias`; a
+    logistic regression when there is no hidden layer), and the stack fitted out of fold that turns the two
+    raw scores (logits) into a probability: sigmoid(stack_a * ngram + stack_b * embedding + stack_c).
 
     A text is scored by its most suspicious parts: the n-gram score is the highest over its windows, and
     the embedding is that of `encoder_window` (one per text, shared by the heads)."""
 
     def __init__(self, name: str, weights: np.ndarray, bias: float, emb_weights: np.ndarray, emb_bias: float,
-                 stack: tuple[float, float, float], threshold: float, thresholds: dict[str, float] | None = None):
+                 stack: tuple[float, float, float], threshold: float, thresholds: dict[str, float] | None = None,
+                 emb_hidden: tuple[np.ndarray, np.ndarray] | None = None):
         self.name = name
         self.weights = weights.astype(np.float32)
         self.bias = bias
@@ -135,6 +137,7 @@ class Head:
         self.stack = stack
         self.threshold = threshold
         self.thresholds = thresholds or {}
+        self.emb_hidden = tuple(a.astype(np.float32) for a in emb_hidden) if emb_hidden is not None else None
 
     def threshold_in(self, language: str) -> float:
         """The threshold fitted for texts detected as `language`, else the one fitted over all languages."""
@@ -144,8 +147,14 @@ class Head:
         """The n-gram raw score of every text of `batch`."""
         return np.bincount(batch.rows(), weights=self.weights[batch.idx] * batch.val, minlength=len(batch)) + self.bias
 
+    def emb_raws(self, vectors: np.ndarray) -> np.ndarray:
+        """The embedding logit of each row of `vectors`."""
+        if self.emb_hidden is not None:
+            vectors = np.maximum(vectors @ self.emb_hidden[0] + self.emb_hidden[1], 0.0)
+        return vectors @ self.emb_weights + self.emb_bias
+
     def emb_raw(self, vector: np.ndarray) -> float:
-        return float(self.emb_weights @ vector) + self.emb_bias
+        return float(self.emb_raws(vector[None])[0])
 
     def probability(self, ngram_raw: float, emb_raw: float) -> float:
         a, b, c = self.stack
@@ -234,5 +243,6 @@ def _stored_head(name: str) -> Head | None:
         return None
     data = np.load(path)
     thresholds = dict(zip(data["threshold_langs"].tolist(), map(float, data["threshold_values"]), strict=True))
+    hidden = (data["emb_hidden_weights"], data["emb_hidden_bias"]) if "emb_hidden_weights" in data else None
     return Head(name, data["weights"], float(data["bias"]), data["emb_weights"], float(data["emb_bias"]),
-                tuple(float(x) for x in data["stack"]), float(data["threshold"]), thresholds)
+                tuple(float(x) for x in data["stack"]), float(data["threshold"]), thresholds, hidden)

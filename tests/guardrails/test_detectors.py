@@ -252,7 +252,7 @@ def test_a_heads_threshold_is_the_one_fitted_for_the_detected_language():
     stored = textmodel.head("prompt_injection")
     assert set(stored.thresholds) <= set(splits.LANGUAGES) and all(0.05 <= t <= 0.95 for t in stored.thresholds.values())
     strict_german = textmodel.Head(stored.name, stored.weights, stored.bias, stored.emb_weights, stored.emb_bias,
-                                   stored.stack, stored.threshold, {**stored.thresholds, "de": 0.001})
+                                   stored.stack, stored.threshold, {**stored.thresholds, "de": 0.0}, stored.emb_hidden)
     with textmodel.trial_heads({"prompt_injection": strict_german}):
         german = run("Morgen regnet es in Hamburg, nimm bitte einen Schirm mit.")
         english = run("It will rain in Hamburg tomorrow, please take an umbrella.")
