@@ -56,13 +56,12 @@ class Weights:
         n_pieces, self.bos, self.eos, _pad, self.unk = struct.unpack_from("<5i", buf, p)
         (bloblen,) = struct.unpack_from("<Q", buf, p + 20)
         p += 28
-        offs = np.frombuffer(buf, "<u4", n_pieces + 1, p)
+        self._offsets = np.frombuffer(buf, "<u4", n_pieces + 1, p)
         p += 4 * (n_pieces + 1)
-        self.scores = np.frombuffer(buf, "<f4", n_pieces, p).astype(float)
+        self.scores = np.frombuffer(buf, "<f4", n_pieces, p)
         p += 4 * n_pieces
-        blob = bytes(buf[p:p + bloblen])
+        self._blob = p
         p += bloblen
-        self.pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
         n_norm, norm_bytes = struct.unpack_from("<iI", buf, p)
         p += 8
         self.normalisation: dict[int, str] = {}
@@ -87,6 +86,13 @@ class Weights:
         self.word = np.frombuffer(self.raw, _Q4, n // 32, offset).reshape(self.vocab_size, -1)
         self.position = self.tensor("emb.pos").reshape(-1, self.H)
         self.token_type = self.tensor("emb.type").reshape(-1, self.H)[0]
+
+    def pieces(self) -> list[str]:
+        """The vocabulary's pieces, decoded on demand (only the tokenizer's build needs them: kept, the list
+        would hold about 35 MB a process)."""
+        blob = self.raw[self._blob:self._blob + int(self._offsets[-1])].tobytes()
+        offs = self._offsets.tolist()
+        return [blob[offs[i]:offs[i + 1]].decode("utf-8") for i in range(len(offs) - 1)]
 
     def tensor(self, name: str) -> np.ndarray:
         """A tensor as float32, flat (4-bit blocks dequantised)."""
@@ -137,9 +143,9 @@ def _tokenizer():
     proto.normalizer_spec.escape_whitespaces = True
     kinds = pb.ModelProto.SentencePiece
     control = {w.bos, w.eos, 1}  # <s>, </s>, <pad>
-    for i, (piece, score) in enumerate(zip(w.pieces, w.scores, strict=True)):
+    for i, (piece, score) in enumerate(zip(w.pieces(), w.scores.tolist(), strict=True)):
         entry = proto.pieces.add()
-        entry.piece, entry.score = piece, float(score)
+        entry.piece, entry.score = piece, score
         entry.type = kinds.UNKNOWN if i == w.unk else kinds.CONTROL if i in control else kinds.NORMAL
     return sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
 
