@@ -27,7 +27,6 @@ STEP = 450
 ENCODER_WINDOW = 256
 _WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 _WORDS = re.compile(r"\w+", re.UNICODE)
-_SPACES = re.compile(r"\s+")
 
 
 _MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -69,7 +68,7 @@ def features_of(texts: list[str]) -> FeatureBatch:
     and bigrams, none across two texts. A run of Chinese or Japanese characters is not a word (those scripts
     put no space between words: the run is a whole clause, a feature only its own row has), so it is left
     to the character n-grams."""
-    cleaned = [_SPACES.sub(" ", t.lower()).strip() for t in texts]
+    cleaned = [" ".join(t.lower().split()) for t in texts]  # str.split and re's \s agree on whitespace
     padded = [f" {c} " if c else "" for c in cleaned]
     cp = np.frombuffer("".join(padded).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     owner = np.repeat(np.arange(len(texts), dtype=np.int64), [len(p) for p in padded])
