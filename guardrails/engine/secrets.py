@@ -98,6 +98,15 @@ def _looks_like_password(value: str) -> bool:
 _WORD = re.compile(rf"(?<![A-Za-z0-9])(?:{_SECRET_WORDS}|كلمة مرور)(?:si|sı|i|ı|s|u|ü)?(?![A-Za-z0-9])", re.IGNORECASE)
 
 
+def _inside_url(text: str, position: int) -> bool:
+    """Whether `position` is inside a link: the run of non-space characters before it holds "://" or starts with www."""
+    start = position
+    while start > 0 and position - start < 300 and not text[start - 1].isspace():
+        start -= 1
+    token = text[start:position]
+    return "://" in token or token.lower().startswith("www.")
+
+
 def _looks_like_password_in_prose(value: str) -> bool:
     """Stricter than in an assignment: prose has hyphenated words, handles and HTML entities."""
     value = value.rstrip(".,;:?!)")
@@ -142,6 +151,8 @@ def detect(text: str) -> list[Finding]:
             stripped = m.group(1).rstrip(".,;)]}")
             add("PASSWORD", m.start(1), m.start(1) + len(stripped), 0.9)
     for m in _WORD.finditer(text):  # "the password of the VPN account is X" in any language: the next mixed token
+        if _inside_url(text, m.start()):
+            continue  # "https://example.com/password-reset?t=b81e44": a link, not a password named in prose
         window_start = m.end()
         window = text[window_start:window_start + 60]
         for token in _TOKEN.finditer(window):
