@@ -27,8 +27,13 @@ ENGINE_VERSION = "guardrails-2026.11"
 
 # How far below a model threshold a score is held for review, as a fraction of the threshold.
 REVIEW_BAND = 0.9
-# An explicit insult or threat from the lexicon puts the toxicity score this far above its threshold.
+# An explicit insult or threat from the lexicon puts the toxicity score this far above its threshold...
 LEXICON_MARGIN = 0.1
+# ...when the model's own score is at least this share of the threshold: a word alone does not make a text
+# toxic (a note on where "idiot" comes from, a review of a "stupid" film, an old friend called "bastard").
+# Out of fold, unconditional hits took look-alike false positives to 4.4 % (the goal is 3 %); at half the
+# threshold they stay at 2.9 % and recall goes 0.878 -> 0.888 (0.896 unconditional).
+LEXICON_AGREEMENT = 0.5
 URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
 CHANNEL_NORMS = {
     "sms": {"max_chars": 1600, "links": "review"},
@@ -316,7 +321,7 @@ class _Scan:
                     score = max(score, min(0.99, head.threshold_in(self.language) + LEXICON_MARGIN))
             if name == "toxicity":
                 hits = lexicon.insults(self.norm)
-                if hits:
+                if hits and score >= LEXICON_AGREEMENT * head.threshold_in(self.language):
                     self.insults = hits
                     score = max(score, min(0.99, head.threshold_in(self.language) + LEXICON_MARGIN))
             return score
