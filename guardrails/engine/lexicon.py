@@ -47,18 +47,16 @@ THREATS = {
 }
 # Scripts without spaces between words, and words whose forms a suffix list would not cover: substrings.
 SUBSTRINGS = {
-    "ja": ["バカ", "馬鹿", "死ね", "クズ", "アホ", "ブス", "殺すぞ", "キモい", "きもい", "ぶっ殺",
-           # threats
-           "殺してやる", "ボコボコにしてや", "住所知ってるぞ", "家知ってるぞ", "覚えてろよ", "ただじゃおかない", "痛い目に遭わせ", "刺すぞ", "殴るぞ", "ぶん殴"],
-    "zh": ["傻逼", "傻b", "他妈的", "操你", "去死", "混蛋", "王八蛋", "贱人", "婊子", "白痴", "废物", "脑残", "杀了你",
-           # threats
-           "我知道你住哪", "我知道你家在哪", "弄死你", "打死你", "砍死你", "打断你的腿", "废了你"],
-    "ar": ["غبي", "حقير", "عاهرة", "سأقتلك", "اخرس", "منيوك", "يا حيوان", "كلب ابن كلب", "ابن الكلب", "شرموطة", "تافه",
-           # threats
-           "أعرف أين تسكن", "سأكسر رأسك", "سأكسر وجهك", "راح أقتلك", "سأذبحك", "هكسر دماغك"],
-    "hi": ["बेवकूफ", "कमीने", "कमीना", "हरामी", "मार डालूंगा", "चूतिया", "मादरचोद", "भड़वा", "रंडी", "बेवकूफ़", "कुत्ते की औलाद",
-           # threats
-           "जान से मार दूंगा", "जान से मार दूँगा", "तेरी टांगें तोड़", "हाथ पैर तोड़ दूंगा", "तुझे छोड़ूंगा नहीं", "तेरा खून कर दूंगा", "काट डालूंगा"],
+    "ja": ["バカ", "馬鹿", "死ね", "クズ", "アホ", "ブス", "殺すぞ", "キモい", "きもい", "ぶっ殺"],
+    "zh": ["傻逼", "傻b", "他妈的", "操你", "去死", "混蛋", "王八蛋", "贱人", "婊子", "白痴", "废物", "脑残", "杀了你"],
+    "ar": ["غبي", "حقير", "عاهرة", "سأقتلك", "اخرس", "منيوك", "يا حيوان", "كلب ابن كلب", "ابن الكلب", "شرموطة", "تافه"],
+    "hi": ["बेवकूफ", "कमीने", "कमीना", "हरामी", "मार डालूंगा", "चूतिया", "मादरचोद", "भड़वा", "रंडी", "बेवकूफ़", "कुत्ते की औलाद"],
+}
+THREAT_SUBSTRINGS = {
+    "ja": ["殺してやる", "ボコボコにしてや", "住所知ってるぞ", "家知ってるぞ", "覚えてろよ", "ただじゃおかない", "痛い目に遭わせ", "刺すぞ", "殴るぞ", "ぶん殴"],
+    "zh": ["我知道你住哪", "我知道你家在哪", "弄死你", "打死你", "砍死你", "打断你的腿", "废了你"],
+    "ar": ["أعرف أين تسكن", "سأكسر رأسك", "سأكسر وجهك", "راح أقتلك", "سأذبحك", "هكسر دماغك"],
+    "hi": ["जान से मार दूंगा", "जान से मार दूँगा", "तेरी टांगें तोड़", "हाथ पैर तोड़ दूंगा", "तुझे छोड़ूंगा नहीं", "तेरा खून कर दूंगा", "काट डालूंगा"],
 }
 
 def _trie(phrases) -> str:
@@ -73,13 +71,18 @@ def _trie(phrases) -> str:
 _WORD_RE = re.compile(r"(?<!\w)(?:" + _trie({w for ws in WORDS.values() for w in ws}) + r")\w{0,3}(?!\w)", re.IGNORECASE)
 _THREAT_RE = re.compile(r"(?<!\w)(?:" + _trie({w for ws in THREATS.values() for w in ws}) + r")(?!\w)", re.IGNORECASE)
 _SUB_RE = re.compile("|".join(sorted({re.escape(w) for ws in SUBSTRINGS.values() for w in ws}, key=len, reverse=True)))
+_THREAT_SUB_RE = re.compile("|".join(sorted({re.escape(w) for ws in THREAT_SUBSTRINGS.values() for w in ws}, key=len, reverse=True)))
 
 
 def insults(text: str) -> list[str]:
-    found = [m.group() for m in _WORD_RE.finditer(text)]
-    found += [m.group() for m in _THREAT_RE.finditer(text)]
-    found += [m.group() for m in _SUB_RE.finditer(text)]
-    return found
+    """The insults and slurs of WORDS and SUBSTRINGS in `text`."""
+    return [m.group() for m in _WORD_RE.finditer(text)] + [m.group() for m in _SUB_RE.finditer(text)]
+
+
+def threats(text: str) -> list[str]:
+    """The threat phrases of THREATS and THREAT_SUBSTRINGS in `text` (unlike an insult word, a phrase such as
+    "I know where you live" is hardly ever quoted or used in jest: none occurs in a benign training row)."""
+    return [m.group() for m in _THREAT_RE.finditer(text)] + [m.group() for m in _THREAT_SUB_RE.finditer(text)]
 
 
 # Override phrases of prompt injection ("ignore the previous instructions") per language: a backstop

@@ -29,10 +29,11 @@ ENGINE_VERSION = "guardrails-2026.11"
 REVIEW_BAND = 0.9
 # An explicit insult or threat from the lexicon puts the toxicity score this far above its threshold...
 LEXICON_MARGIN = 0.1
-# ...when the model's own score is at least this share of the threshold: a word alone does not make a text
-# toxic (a note on where "idiot" comes from, a review of a "stupid" film, an old friend called "bastard").
-# Out of fold, unconditional hits took look-alike false positives to 4.4 % (the goal is 3 %); at half the
-# threshold they stay at 2.9 % and recall goes 0.878 -> 0.888 (0.896 unconditional).
+# ...a threat phrase always, an insult only when the model's own score is at least this share of the
+# threshold: a word alone does not make a text toxic (a note on where "idiot" comes from, a review of a
+# "stupid" film, an old friend called "bastard"). Out of fold (the heads of session 7), unconditional
+# insults took look-alike false positives to 4.2 % (the goal is 3 %); at half the threshold they stay at
+# 2.9 % and recall goes 0.894 -> 0.903 (0.911 unconditional).
 LEXICON_AGREEMENT = 0.5
 URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
 CHANNEL_NORMS = {
@@ -320,8 +321,10 @@ class _Scan:
                     self.overrides = hits
                     score = max(score, min(0.99, head.threshold_in(self.language) + LEXICON_MARGIN))
             if name == "toxicity":
-                hits = lexicon.insults(self.norm)
-                if hits and score >= LEXICON_AGREEMENT * head.threshold_in(self.language):
+                hits = lexicon.threats(self.norm)
+                if score >= LEXICON_AGREEMENT * head.threshold_in(self.language):
+                    hits += lexicon.insults(self.norm)
+                if hits:
                     self.insults = hits
                     score = max(score, min(0.99, head.threshold_in(self.language) + LEXICON_MARGIN))
             return score
