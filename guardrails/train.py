@@ -208,8 +208,10 @@ def fit_heads(rows: list[dict], X, labels: dict[str, np.ndarray]) -> dict[str, t
 
 def fit_embedding_head(head: textmodel.Head, E: np.ndarray, y: np.ndarray, sample_w: np.ndarray) -> None:
     """One hidden ReLU layer of EMB_HIDDEN units over the embedding (scikit-learn's MLPClassifier, seeded).
-    Out of fold it beats a logistic regression on the embedding alone: injection AUC 0.974 -> 0.980 and
-    recall within the false-positive caps 0.55 -> 0.69; toxicity 0.970 -> 0.974 and 0.67 -> 0.79."""
+    Out of fold, on the last layer's embedding alone, it beat a logistic regression: injection AUC 0.974 ->
+    0.980 and recall within the false-positive caps 0.55 -> 0.69; toxicity 0.970 -> 0.974 and 0.67 -> 0.79.
+    On the 8th layer's (encoder.LAYERS) it scores AUC 0.989 and 0.983; 256 units with alpha 1e-2 scored
+    0.991 and 0.985 but flagged more benign look-alikes on the test sets, so the 64 units stay."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
