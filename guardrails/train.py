@@ -39,6 +39,8 @@ MAX_FPR = 0.04
 MAX_LOOKALIKE_FPR = 0.03
 MIN_PER_LANGUAGE = 40
 EMB_HIDDEN = 64  # units of the embedding head's hidden layer
+EMB_SEEDS = 5  # networks averaged (seeds 0 to 4)
+EMB_ALPHA = 1e-3  # their L2 penalty
 
 HEADS = {"prompt_injection": lambda r: r["expect"]["prompt_injection"], "toxicity": lambda r: r["expect"]["toxic"]}
 
@@ -207,22 +209,35 @@ def fit_heads(rows: list[dict], X, labels: dict[str, np.ndarray]) -> dict[str, t
 
 
 def fit_embedding_head(head: textmodel.Head, E: np.ndarray, y: np.ndarray, sample_w: np.ndarray) -> None:
-    """One hidden ReLU layer of EMB_HIDDEN units over the embedding (scikit-learn's MLPClassifier, seeded).
-    Out of fold, on the last layer's embedding alone, it beat a logistic regression: injection AUC 0.974 ->
+    """EMB_SEEDS networks of one hidden ReLU layer of EMB_HIDDEN units over the embedding (scikit-learn's
+    MLPClassifier, seeded 0 to EMB_SEEDS - 1), averaged: their mean logit is one network whose hidden layer
+    is theirs side by side and whose output weights are theirs divided by EMB_SEEDS, stored as such.
+    One network over the last layer's embedding beat a logistic regression out of fold: injection AUC 0.974 ->
     0.980 and recall within the false-positive caps 0.55 -> 0.69; toxicity 0.970 -> 0.974 and 0.67 -> 0.79.
     On the 8th layer's (encoder.LAYERS) it scores AUC 0.989 and 0.983; 256 units with alpha 1e-2 scored
-    0.991 and 0.985 but flagged more benign look-alikes on the test sets, so the 64 units stay."""
+    0.991 and 0.985 but flagged more benign look-alikes on the test sets, so the 64 units stay.
+    One network's scores moved with its seed and with the machine the embeddings were computed on ("Act as a
+    museum guide and describe the Mona Lisa." scored 0.24 for injection from heads trained on another
+    machine's embeddings, 0.74 from the same corpus here, 0.78 with session 8's rows); five averaged score
+    it 0.63 and are the ones shipped. Held-out figures moved by about as much between single networks
+    trained on the same corpus (action accuracy 0.951 and 0.943) as between one and five."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
-    mlp = MLPClassifier(hidden_layer_sizes=(EMB_HIDDEN,), alpha=1e-3, max_iter=300, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        mlp.fit(E, y.astype(int), sample_weight=sample_w)
-    head.emb_hidden = (mlp.coefs_[0].astype(np.float32), mlp.intercepts_[0].astype(np.float32))
-    head.emb_weights, head.emb_bias = mlp.coefs_[1][:, 0].astype(np.float32), float(mlp.intercepts_[1][0])
+    hidden_w, hidden_b, out_w, out_b = [], [], [], 0.0
+    for seed in range(EMB_SEEDS):
+        mlp = MLPClassifier(hidden_layer_sizes=(EMB_HIDDEN,), alpha=EMB_ALPHA, max_iter=300, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            mlp.fit(E, y.astype(int), sample_weight=sample_w)
+        hidden_w.append(mlp.coefs_[0])
+        hidden_b.append(mlp.intercepts_[0])
+        out_w.append(mlp.coefs_[1][:, 0] / EMB_SEEDS)
+        out_b += float(mlp.intercepts_[1][0]) / EMB_SEEDS
+    head.emb_hidden = (np.hstack(hidden_w).astype(np.float32), np.concatenate(hidden_b).astype(np.float32))
+    head.emb_weights, head.emb_bias = np.concatenate(out_w).astype(np.float32), out_b
 
 
 def rates(probs: np.ndarray, y: np.ndarray, lookalike: np.ndarray, threshold: float) -> tuple[float, float, float]:

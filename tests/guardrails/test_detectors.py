@@ -164,7 +164,7 @@ def test_threats_without_insults_are_not_allowed(text):
 @pytest.mark.parametrize("text", [
     "I will end your trial today as you asked, and refund the last invoice.",
     pytest.param("Watch your back when lifting heavy boxes: bend your knees.", marks=pytest.mark.xfail(
-        strict=True, reason="the toxicity head itself scores lifting advice 0.80 against the English threshold 0.15")),
+        strict=True, reason="the toxicity head itself scores lifting advice 0.73 against the English threshold 0.13")),
 ])
 def test_threat_phrases_match_whole_words_and_not_idioms(text):
     assert lexicon.threats(text) == [] and lexicon.insults(text) == []
