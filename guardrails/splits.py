@@ -63,7 +63,7 @@ def is_lookalike(row: dict) -> bool:
 
 # Rows we wrote by hand. Training reads the first four files; the test files are second test sets that no
 # training or threshold sees (reported by guardrails_calibrate), written without sight of the training files
-# except toxic-test.jsonl, whose writers read toxic.jsonl so as not to repeat it.
+# except toxic-test.jsonl, whose writers read toxic.jsonl and lookalikes.jsonl so as not to repeat them.
 HANDWRITTEN = [CORPUS.parent / name for name in ("lookalikes.jsonl", "attacks.jsonl", "complaints.jsonl", "toxic.jsonl")]
 HANDWRITTEN_TESTS = [CORPUS.parent / name for name in (
     "abuse.jsonl", "injection-test.jsonl", "toxicity-lookalikes-test.jsonl", "toxic-test.jsonl")]
